@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+/*
+ * FPDU receiver (RFC 5044 sections 4 and 5): an incremental de-framer.  The
+ * stream may arrive cut anywhere (an octet at a time, a marker or the CRC
+ * split across reads, several FPDUs in one read); the result is the same.
+ * Markers are checked and removed, the CRC is checked when negotiated and
+ * ignored otherwise, and ULPDU octets go up through struct mpa_rx_ops.
+ */
+#include <errno.h>
+
+#include "lib/byteorder.h"
+#include "lib/error.h"
+#include "mpa/mpa.h"
+
+void mpa_rx_init(struct mpa_rx *rx, const struct mpa_rx_ops *ops, void *arg,
+		 uint16_t max_ulpdu, bool markers, bool crc)
+{
+	*rx = (struct mpa_rx){
+		.ops = ops,
+		.arg = arg,
+		.max_ulpdu = max_ulpdu,
+		.state = MPA_RX_HDR,
+		.markers = markers,
+		.crc = crc,
+	};
+}
+
+static void crc_add(struct mpa_rx *rx, const uint8_t *p, size_t len)
+{
+	if (rx->crc)
+		rx->crc_acc = mpa_crc32c_update(rx->crc_acc, p, len);
+}
+
+/* The first octet of an FPDU (its leading marker or its header) starts the CRC. */
+static void open_fpdu(struct mpa_rx *rx)
+{
+	if (!rx->fpdu_open) {
+		rx->fpdu_open = true;
+		rx->crc_acc = mpa_crc32c_init();
+	}
+}
+
+/*
+ * RFC 5044 section 4.3: a marker in front of an FPDU's header carries
+ * FPDUPTR 0 and belongs to that FPDU; any other marker points back from
+ * itself to the ULPDU_LENGTH field of the FPDU it sits in.
+ */
+static int check_marker(struct mpa_rx *rx, uint64_t marker_off)
+{
+	uint16_t fpduptr = get_be16(rx->part + MPA_MARKER_OFF_FPDUPTR);
+	uint64_t want;
+
+	if (rx->state == MPA_RX_HDR && !rx->fpdu_open) {
+		want = 0;
+		open_fpdu(rx);
+	} else {
+		want = marker_off - rx->hdr_off;
+	}
+	if (fpduptr != want)
+		return -IW_EMPA_MARKER;
+	crc_add(rx, rx->part, MPA_MARKER_LEN);
+	return 0;
+}
+
+/* Collects up to @want octets of a split field into rx->part. */
+static size_t gather(struct mpa_rx *rx, const uint8_t *p, size_t len,
+		     size_t want)
+{
+	size_t n = want - rx->part_len;
+
+	if (n > len)
+		n = len;
+	for (size_t i = 0; i < n; i++)
+		rx->part[rx->part_len++] = p[i];
+	rx->off += n;
+	return n;
+}
+
+static int end_header(struct mpa_rx *rx)
+{
+	uint16_t len = get_be16(rx->part);
+
+	crc_add(rx, rx->part, MPA_HDR_LEN);
+	rx->part_len = 0;
+	if (len > rx->max_ulpdu)
+		return -IW_EMPA_ULPDU_TOO_LONG;
+	rx->ulpdu_len = len;
+	rx->ulpdu_left = len;
+	rx->pad_left = (uint8_t)mpa_pad_len(len);
+	rx->state = len ? MPA_RX_ULPDU : rx->pad_left ? MPA_RX_PAD : MPA_RX_CRC;
+	return rx->ops->ulpdu_begin(rx->arg, len);
+}
+
+static int end_crc(struct mpa_rx *rx)
+{
+	uint32_t got = get_le32(rx->part);
+
+	rx->part_len = 0;
+	if (rx->crc && got != mpa_crc32c_final(rx->crc_acc))
+		return -IW_EMPA_CRC;
+	rx->state = MPA_RX_HDR;
+	rx->fpdu_open = false;
+	return rx->ops->ulpdu_end(rx->arg);
+}
+
+/* Bytes of the current state that may be taken before the next marker. */
+static size_t run_len(const struct mpa_rx *rx, size_t len, size_t left)
+{
+	size_t n = len < left ? len : left;
+
+	if (rx->markers && n > mpa_marker_gap(rx->off))
+		n = mpa_marker_gap(rx->off);
+	return n;
+}
+
+static void after_ulpdu_octets(struct mpa_rx *rx)
+{
+	if (rx->ulpdu_left == 0)
+		rx->state = rx->pad_left ? MPA_RX_PAD : MPA_RX_CRC;
+}
+
+/* Consumes some octets of @p; returns how many, or a negative code. */
+static ssize_t step(struct mpa_rx *rx, const uint8_t *p, size_t len)
+{
+	size_t n;
+	int rc = 0;
+
+	if (rx->marker_left == 0 && rx->markers &&
+	    mpa_marker_gap(rx->off) == 0)
+		rx->marker_left = MPA_MARKER_LEN;
+	if (rx->marker_left) {
+		uint64_t marker_off = rx->off - rx->part_len;
+
+		n = gather(rx, p, len, MPA_MARKER_LEN);
+		rx->marker_left = (uint8_t)(MPA_MARKER_LEN - rx->part_len);
+		if (rx->marker_left == 0) {
+			rc = check_marker(rx, marker_off);
+			rx->part_len = 0;
+		}
+		return rc ? rc : (ssize_t)n;
+	}
+
+	switch (rx->state) {
+	case MPA_RX_HDR:
+		if (rx->part_len == 0) {
+			open_fpdu(rx);
+			rx->hdr_off = rx->off;
+		}
+		n = gather(rx, p, len, MPA_HDR_LEN);
+		if (rx->part_len == MPA_HDR_LEN)
+			rc = end_header(rx);
+		break;
+	case MPA_RX_ULPDU:
+		n = run_len(rx, len, rx->ulpdu_left);
+		crc_add(rx, p, n);
+		rx->off += n;
+		rx->ulpdu_left -= (uint16_t)n;
+		after_ulpdu_octets(rx);
+		rc = rx->ops->ulpdu_data(rx->arg, p, n);
+		break;
+	case MPA_RX_PAD:
+		n = run_len(rx, len, rx->pad_left);
+		crc_add(rx, p, n);
+		rx->off += n;
+		rx->pad_left -= (uint8_t)n;
+		if (rx->pad_left == 0)
+			rx->state = MPA_RX_CRC;
+		break;
+	default: /* MPA_RX_CRC; never split by a marker (it is aligned) */
+		n = gather(rx, p, len, MPA_CRC_LEN);
+		if (rx->part_len == MPA_CRC_LEN)
+			rc = end_crc(rx);
+		break;
+	}
+	return rc ? rc : (ssize_t)n;
+}
+
+/*
+ * Takes the next @len octets of the stream.  Returns 0 when all were
+ * consumed, or the first error (from the framing or from a callback); an
+ * error sticks and every later call returns it.
+ */
+int mpa_rx_feed(struct mpa_rx *rx, const uint8_t *p, size_t len)
+{
+	while (len && !rx->err) {
+		ssize_t n = step(rx, p, len);
+
+		if (n < 0) {
+			rx->err = (int)n;
+			break;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return rx->err;
+}
+
+/* The stream ended: fine between FPDUs, a lost stream inside one. */
+int mpa_rx_eof(const struct mpa_rx *rx)
+{
+	if (rx->err)
+		return rx->err;
+	if (rx->state != MPA_RX_HDR || rx->fpdu_open || rx->marker_left)
+		return -IW_EMPA_STREAM_LOST;
+	return 0;
+}
+
+/*
+ * How many of the next stream octets are ULPDU octets with no marker among
+ * them.  A caller may move that many straight from the socket to where the
+ * ULPDU belongs and report them with mpa_rx_payload_placed().
+ */
+size_t mpa_rx_payload_window(const struct mpa_rx *rx)
+{
+	if (rx->err || rx->state != MPA_RX_ULPDU || rx->marker_left)
+		return 0;
+	if (rx->markers && mpa_marker_gap(rx->off) == 0)
+		return 0;
+	return run_len(rx, rx->ulpdu_left, rx->ulpdu_left);
+}
+
+/*
+ * Accounts for @len ULPDU octets the caller placed itself (within the
+ * window).  They are covered by the CRC but not passed to ulpdu_data.
+ */
+int mpa_rx_payload_placed(struct mpa_rx *rx, const uint8_t *p, size_t len)
+{
+	if (rx->err)
+		return rx->err;
+	if (len > mpa_rx_payload_window(rx))
+		return -EINVAL;
+	crc_add(rx, p, len);
+	rx->off += len;
+	rx->ulpdu_left -= (uint16_t)len;
+	after_ulpdu_octets(rx);
+	return 0;
+}

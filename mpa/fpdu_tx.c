@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/*
+ * FPDU sender (RFC 5044 section 4).  One ULPDU, given as an iovec list, is
+ * framed into an iovec list for writev(): the payload entries point into the
+ * caller's buffers (no copy, markers or not) and the octets MPA adds
+ * (ULPDU_LENGTH, markers, PAD, CRC) point into a struct mpa_tx_frame.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "lib/byteorder.h"
+#include "mpa/mpa.h"
+
+void mpa_tx_init(struct mpa_tx *tx, uint16_t mulpdu, bool markers, bool crc)
+{
+	tx->off = 0;
+	/* beyond this an FPDUPTR would not fit its 16 bits */
+	if (markers && mulpdu > MPA_MAX_ULPDU_MARKERS)
+		mulpdu = MPA_MAX_ULPDU_MARKERS;
+	tx->mulpdu = mulpdu;
+	tx->markers = markers;
+	tx->crc = crc;
+}
+
+/*
+ * Upper bound on the iovecs mpa_tx_fpdu() needs: header, pad and CRC, and
+ * with markers one marker plus one extra payload split per marker position.
+ */
+int mpa_tx_iov_max(int ulpdu_iovcnt, uint32_t ulpdu_len, bool markers)
+{
+	int n = ulpdu_iovcnt + 3;
+
+	if (markers) {
+		uint64_t wire = mpa_fpdu_wire_len(0, ulpdu_len, false);
+		int positions = (int)(wire / (MPA_MARKER_SPACING -
+					      MPA_MARKER_LEN)) + 1;
+
+		n += 2 * positions;
+	}
+	return n;
+}
+
+/* Appends wire pieces in stream order, inserting markers where they fall. */
+struct emitter {
+	struct mpa_tx *tx;
+	struct mpa_tx_frame *f;
+	struct iovec *out;
+	int n, max;
+	uint64_t hdr_off; /* stream offset of ULPDU_LENGTH */
+	bool hdr_sent;
+	uint32_t crc_acc;
+};
+
+static int emit_iov(struct emitter *e, const void *p, size_t len,
+		    bool covered_by_crc)
+{
+	if (e->n == e->max)
+		return -ENOSPC;
+	e->out[e->n].iov_base = (void *)(uintptr_t)p;
+	e->out[e->n].iov_len = len;
+	e->n++;
+	if (covered_by_crc && e->tx->crc)
+		e->crc_acc = mpa_crc32c_update(e->crc_acc, p, len);
+	e->tx->off += len;
+	return 0;
+}
+
+/*
+ * RFC 5044 section 4.3: FPDUPTR counts the octets from the start of this
+ * FPDU's ULPDU_LENGTH field back from the marker.  A marker in front of the
+ * header (the FPDU starts on a marker position) has FPDUPTR 0 and belongs
+ * to this FPDU, so the CRC covers it.
+ */
+static int emit_marker_if_due(struct emitter *e)
+{
+	uint8_t *m;
+	uint64_t ptr;
+
+	if (!e->tx->markers || mpa_marker_gap(e->tx->off) != 0)
+		return 0;
+	if (e->f->n_markers == MPA_TX_MAX_MARKERS)
+		return -EMSGSIZE;
+	ptr = e->hdr_sent ? e->tx->off - e->hdr_off : 0;
+	if (ptr > 0xffff)
+		return -EMSGSIZE;
+	m = e->f->markers[e->f->n_markers++];
+	put_be16(m, 0);
+	put_be16(m + MPA_MARKER_OFF_FPDUPTR, (uint16_t)ptr);
+	return emit_iov(e, m, MPA_MARKER_LEN, true);
+}
+
+/* Emits @len octets, cut wherever a marker position falls inside them. */
+static int emit_bytes(struct emitter *e, const uint8_t *p, size_t len)
+{
+	while (len) {
+		size_t chunk = len;
+		int rc = emit_marker_if_due(e);
+
+		if (rc)
+			return rc;
+		if (e->tx->markers && chunk > mpa_marker_gap(e->tx->off))
+			chunk = mpa_marker_gap(e->tx->off);
+		rc = emit_iov(e, p, chunk, true);
+		if (rc)
+			return rc;
+		p += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/*
+ * Frames one ULPDU.  Returns the number of iovecs written to @out (their
+ * octets must then be sent in order, all of them), or a negative code:
+ * -EMSGSIZE when the ULPDU exceeds the MULPDU, -ENOSPC when @out is short.
+ * On error the sender's stream offset is left as it was.
+ */
+int mpa_tx_fpdu(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt,
+		struct mpa_tx_frame *f, struct iovec *out, int out_max)
+{
+	struct emitter e = {
+		.tx = tx, .f = f, .out = out, .max = out_max,
+		.crc_acc = mpa_crc32c_init(),
+	};
+	uint64_t start = tx->off;
+	size_t ulpdu_len = 0;
+	unsigned int pad;
+	int i, rc;
+
+	for (i = 0; i < iovcnt; i++)
+		ulpdu_len += ulpdu[i].iov_len;
+	if (ulpdu_len > tx->mulpdu)
+		return -EMSGSIZE;
+
+	f->n_markers = 0;
+	put_be16(f->hdr, (uint16_t)ulpdu_len);
+	rc = emit_marker_if_due(&e);
+	if (rc)
+		goto fail;
+	e.hdr_off = tx->off;
+	e.hdr_sent = true;
+	rc = emit_bytes(&e, f->hdr, sizeof(f->hdr));
+	for (i = 0; !rc && i < iovcnt; i++)
+		rc = emit_bytes(&e, ulpdu[i].iov_base, ulpdu[i].iov_len);
+	pad = mpa_pad_len((uint32_t)ulpdu_len);
+	memset(f->pad, 0, sizeof(f->pad));
+	if (!rc && pad)
+		rc = emit_bytes(&e, f->pad, pad);
+	/* a marker may sit between PAD and CRC; the CRC covers it */
+	if (!rc)
+		rc = emit_marker_if_due(&e);
+	if (rc)
+		goto fail;
+	/* with CRC off the field is sent as zeros (RFC 5044 section 4.4) */
+	put_le32(f->crc, tx->crc ? mpa_crc32c_final(e.crc_acc) : 0);
+	rc = emit_iov(&e, f->crc, MPA_CRC_LEN, false);
+	if (rc)
+		goto fail;
+	return e.n;
+fail:
+	tx->off = start;
+	return rc;
+}

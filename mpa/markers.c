@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Framing arithmetic shared by the sender and the receiver: how long an
+ * FPDU is on the wire once markers are inserted, and the largest ULPDU that
+ * fits one TCP segment (MULPDU).
+ */
+#include "mpa/mpa.h"
+
+/*
+ * RFC 5044 section 4.3: markers sit at every 512th octet of the stream,
+ * counted from the first octet of the first FPDU.  An FPDU that starts at
+ * @start_off and carries @ulpdu_len octets occupies its header, ULPDU, pad
+ * and CRC plus a marker for every marker position it covers, a marker due
+ * at its very start included.
+ */
+uint64_t mpa_fpdu_wire_len(uint64_t start_off, uint32_t ulpdu_len,
+			   bool markers)
+{
+	uint64_t len = MPA_HDR_LEN + ulpdu_len + mpa_pad_len(ulpdu_len) +
+		       MPA_CRC_LEN;
+	uint64_t gap, wire;
+
+	if (!markers)
+		return len;
+	/* walk the marker positions: the first is @gap octets away */
+	gap = mpa_marker_gap(start_off);
+	wire = len;
+	while (gap < wire) {
+		wire += MPA_MARKER_LEN;
+		gap += MPA_MARKER_SPACING;
+	}
+	return wire;
+}
+
+/*
+ * RFC 5044 section 4.5 (with markers, section 4.3): the largest ULPDU whose
+ * FPDU fits in one segment of the effective MSS.
+ *   without markers: MULPDU = EMSS - (6 + EMSS mod 4)
+ *   with markers:    MULPDU = EMSS - (6 + 4 * ceil(EMSS / 512) + EMSS mod 4)
+ * An EMSS over 65535 is taken as 65535: ULPDU_LENGTH is 16 bits, and so is
+ * every FPDUPTR inside an FPDU.
+ */
+uint16_t mpa_mulpdu(uint32_t emss, bool markers)
+{
+	uint32_t overhead;
+
+	if (emss > 0xffff)
+		emss = 0xffff;
+	overhead = MPA_HDR_LEN + MPA_CRC_LEN + emss % MPA_ALIGN;
+	if (markers)
+		overhead += MPA_MARKER_LEN *
+			    ((emss + MPA_MARKER_SPACING - 1) / MPA_MARKER_SPACING);
+	return emss > overhead ? (uint16_t)(emss - overhead) : 0;
+}
