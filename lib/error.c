@@ -13,6 +13,10 @@
 
 #define MPA_TERM(code) \
 	true, { IW_TERM_LAYER_LLP, IW_TERM_ETYPE_MPA, (code) }
+#define DDP_TERM(etype, code) \
+	true, { IW_TERM_LAYER_DDP, (etype), (code) }
+#define RDMAP_TERM(etype, code) \
+	true, { IW_TERM_LAYER_RDMAP, (etype), (code) }
 #define NO_TERM false, { 0, 0, 0 }
 
 #define E(sym, words, term) [(sym) - IW_ERROR_BASE] = { (sym), #sym, (words), term }
@@ -56,6 +60,75 @@ static const struct iw_error_info error_table[IW_ERROR_END - IW_ERROR_BASE] = {
 	  MPA_TERM(0x07)),
 	E(IW_EMPA_REJECTED, "MPA: peer rejected the connection (R bit)",
 	  NO_TERM),
+
+	/* RFC 5041 section 7.2; error types 0 catastrophic, 1 tagged, 2 untagged */
+	E(IW_EDDP_MALFORMED, "DDP: segment shorter than its header",
+	  DDP_TERM(0, 0x00)),
+	E(IW_EDDP_T_STAG, "DDP: tagged segment names an invalid STag",
+	  DDP_TERM(1, 0x00)),
+	E(IW_EDDP_T_BOUNDS, "DDP: tagged segment outside the region's bounds",
+	  DDP_TERM(1, 0x01)),
+	E(IW_EDDP_T_NOT_ASSOC,
+	  "DDP: STag not associated with this stream (other protection domain)",
+	  DDP_TERM(1, 0x02)),
+	E(IW_EDDP_T_TO_WRAP, "DDP: tagged offset plus length wraps 2^64",
+	  DDP_TERM(1, 0x03)),
+	E(IW_EDDP_T_VERSION, "DDP: unsupported DDP version in a tagged segment",
+	  DDP_TERM(1, 0x04)),
+	E(IW_EDDP_U_QN, "DDP: invalid queue number", DDP_TERM(2, 0x01)),
+	E(IW_EDDP_U_NO_BUFFER, "DDP: no receive buffer posted for the message",
+	  DDP_TERM(2, 0x02)),
+	E(IW_EDDP_U_MSN, "DDP: message sequence number is not the expected one",
+	  DDP_TERM(2, 0x03)),
+	E(IW_EDDP_U_MO,
+	  "DDP: message offset differs from the octets received so far",
+	  DDP_TERM(2, 0x04)),
+	E(IW_EDDP_U_TOO_LONG, "DDP: message longer than the posted buffer",
+	  DDP_TERM(2, 0x05)),
+	E(IW_EDDP_U_VERSION,
+	  "DDP: unsupported DDP version in an untagged segment",
+	  DDP_TERM(2, 0x06)),
+
+	/* RFC 5040 section 7.1; error types 1 remote protection, 2 remote operation */
+	E(IW_ERDMAP_STAG, "RDMAP: RDMA Read source STag is invalid",
+	  RDMAP_TERM(1, 0x00)),
+	E(IW_ERDMAP_BOUNDS, "RDMAP: RDMA Read source outside the region's bounds",
+	  RDMAP_TERM(1, 0x01)),
+	E(IW_ERDMAP_ACCESS, "RDMAP: access rights violation",
+	  RDMAP_TERM(1, 0x02)),
+	E(IW_ERDMAP_NOT_ASSOC,
+	  "RDMAP: RDMA Read source STag belongs to another protection domain",
+	  RDMAP_TERM(1, 0x03)),
+	E(IW_ERDMAP_TO_WRAP, "RDMAP: RDMA Read source offset plus length wraps",
+	  RDMAP_TERM(1, 0x04)),
+	E(IW_ERDMAP_INVALIDATE, "RDMAP: STag cannot be invalidated",
+	  RDMAP_TERM(1, 0x09)),
+	E(IW_ERDMAP_VERSION, "RDMAP: unsupported RDMAP version",
+	  RDMAP_TERM(2, 0x05)),
+	E(IW_ERDMAP_OPCODE, "RDMAP: unexpected or unknown opcode",
+	  RDMAP_TERM(2, 0x06)),
+	E(IW_ERDMAP_RRESP_UNEXPECTED,
+	  "RDMAP: RDMA Read Response with no RDMA Read outstanding",
+	  RDMAP_TERM(2, 0x06)),
+	E(IW_ERDMAP_RRESP_MISMATCH,
+	  "RDMAP: RDMA Read Response does not match the outstanding Read",
+	  RDMAP_TERM(2, 0x07)),
+	E(IW_ERDMAP_IRD_EXCEEDED,
+	  "RDMAP: more RDMA Reads outstanding than the IRD allows",
+	  RDMAP_TERM(2, 0x07)),
+	E(IW_ERDMAP_MALFORMED, "RDMAP: malformed RDMAP message",
+	  RDMAP_TERM(2, 0xff)),
+
+	E(IW_ELOCAL_PROTECTION,
+	  "local protection error: an lkey does not cover the buffer", NO_TERM),
+	E(IW_ELOCAL_LENGTH, "local length error: buffers too small or too many",
+	  NO_TERM),
+	E(IW_ETERMINATED, "the peer terminated the stream (Terminate received)",
+	  NO_TERM),
+	E(IW_ENO_READ_CREDIT,
+	  "RDMA Read impossible: the peer granted no inbound Read credit (ORD 0)",
+	  NO_TERM),
+	E(IW_ECLOSED, "the connection closed", NO_TERM),
 };
 
 const struct iw_error_info *iw_error_info(int err)
@@ -73,7 +146,8 @@ bool iw_error_term(int err, struct iw_term_triple *t)
 
 	if (!info || !info->has_term)
 		return false;
-	*t = info->term;
+	if (t)
+		*t = info->term;
 	return true;
 }
 

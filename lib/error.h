@@ -39,8 +39,9 @@ struct iw_error_info {
 const struct iw_error_info *iw_error_info(int err);
 
 /*
- * Fills *t with the Terminate triple for a library error code.  Returns false
- * when the error is not a protocol violation (no Terminate carries it).
+ * Fills *t (unless NULL) with the Terminate triple for a library error code.
+ * Returns false when the error is not a protocol violation (no Terminate
+ * carries it).
  */
 bool iw_error_term(int err, struct iw_term_triple *t);
 

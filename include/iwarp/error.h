@@ -36,6 +36,41 @@ enum iw_error {
 	IW_EMPA_RTR_INVALID,	 /* reply picks zero, several or unoffered RTRs */
 	IW_EMPA_REJECTED,	 /* peer answered with R=1 */
 
+	/* DDP, RFC 5041 section 7 (Terminate layer DDP) */
+	IW_EDDP_MALFORMED,   /* segment shorter than its header */
+	IW_EDDP_T_STAG,	     /* tagged: invalid STag */
+	IW_EDDP_T_BOUNDS,    /* tagged: base or bounds violation */
+	IW_EDDP_T_NOT_ASSOC, /* tagged: STag of another protection domain */
+	IW_EDDP_T_TO_WRAP,   /* tagged: TO + length wraps */
+	IW_EDDP_T_VERSION,   /* tagged: DDP version not 1 */
+	IW_EDDP_U_QN,	     /* untagged: invalid queue number */
+	IW_EDDP_U_NO_BUFFER, /* untagged: no buffer posted */
+	IW_EDDP_U_MSN,	     /* untagged: MSN not the expected one */
+	IW_EDDP_U_MO,	     /* untagged: MO not the octets received */
+	IW_EDDP_U_TOO_LONG,  /* untagged: message longer than the buffer */
+	IW_EDDP_U_VERSION,   /* untagged: DDP version not 1 */
+
+	/* RDMAP, RFC 5040 section 7 (Terminate layer RDMAP) */
+	IW_ERDMAP_STAG,		   /* Read source: invalid STag */
+	IW_ERDMAP_BOUNDS,	   /* Read source: base or bounds violation */
+	IW_ERDMAP_ACCESS,	   /* access rights violation */
+	IW_ERDMAP_NOT_ASSOC,	   /* Read source: STag of another PD */
+	IW_ERDMAP_TO_WRAP,	   /* Read source: TO + length wraps */
+	IW_ERDMAP_INVALIDATE,	   /* STag cannot be invalidated */
+	IW_ERDMAP_VERSION,	   /* RDMAP version not 1 */
+	IW_ERDMAP_OPCODE,	   /* unexpected or unknown opcode */
+	IW_ERDMAP_RRESP_UNEXPECTED, /* Read Response, no Read outstanding */
+	IW_ERDMAP_RRESP_MISMATCH,  /* Read Response not for the head Read */
+	IW_ERDMAP_IRD_EXCEEDED,	   /* more Reads than the IRD allows */
+	IW_ERDMAP_MALFORMED,	   /* RDMAP message of the wrong shape */
+
+	/* local conditions: no Terminate names them */
+	IW_ELOCAL_PROTECTION, /* an lkey does not cover a local buffer */
+	IW_ELOCAL_LENGTH,     /* local buffers too small or too many */
+	IW_ETERMINATED,	      /* the peer sent a Terminate */
+	IW_ENO_READ_CREDIT,   /* RDMA Read with ORD 0: the peer's IRD is 0 */
+	IW_ECLOSED,	      /* the connection closed */
+
 	IW_ERROR_END
 };
 

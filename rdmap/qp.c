@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The RDMAP stream's queues and states: posting work, completing it in
+ * order, and leaving the connected state (RFC 5040 sections 5.5 and 6.2).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/error.h"
+#include "rdmap/rdmap_internal.h"
+
+void rdmap_emit(struct rdmap_qp *qp, const struct rdmap_cqe *cqe)
+{
+	qp->ops->complete(qp->arg, cqe);
+}
+
+void rdmap_event(struct rdmap_qp *qp, uint8_t type, int err,
+		 const struct rdmap_term *term)
+{
+	struct rdmap_event ev = { .type = type, .err = err, .term = term };
+
+	if (qp->ops->event)
+		qp->ops->event(qp->arg, &ev);
+}
+
+int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
+		  const struct rdmap_ops *ops, void *arg)
+{
+	uint32_t sges;
+
+	if (!attr->stags || attr->max_sge == 0 ||
+	    attr->max_sge > RDMAP_MAX_SGE || attr->sq_depth == 0 ||
+	    (!attr->srq && attr->rq_depth == 0))
+		return -EINVAL;
+	memset(qp, 0, sizeof(*qp));
+	qp->ops = ops;
+	qp->arg = arg;
+	qp->attr = *attr;
+	qp->state = RDMAP_QP_IDLE;
+
+	/* one spare slot: an internal RTR never blocks a posted request */
+	qp->sq_size = attr->sq_depth + 1;
+	sges = attr->max_sge;
+	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
+	qp->sq_iov = calloc((size_t)qp->sq_size * sges, sizeof(*qp->sq_iov));
+	if (attr->max_inline)
+		qp->sq_inline = malloc((size_t)qp->sq_size * attr->max_inline);
+	qp->rq_size = attr->srq ? 0 : attr->rq_depth;
+	qp->rq = calloc(qp->rq_size ? qp->rq_size : 1, sizeof(*qp->rq));
+	qp->rq_iov = calloc((size_t)(qp->rq_size ? qp->rq_size : 1) * sges,
+			    sizeof(*qp->rq_iov));
+	qp->cur_iov = calloc(sges, sizeof(*qp->cur_iov));
+	if (!qp->sq || !qp->sq_iov || (attr->max_inline && !qp->sq_inline) ||
+	    !qp->rq || !qp->rq_iov || !qp->cur_iov) {
+		rdmap_qp_fini(qp);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < qp->sq_size; i++) {
+		qp->sq[i].iov = qp->sq_iov + (size_t)i * sges;
+		if (attr->max_inline)
+			qp->sq[i].inline_buf =
+				qp->sq_inline + (size_t)i * attr->max_inline;
+	}
+	for (uint32_t i = 0; i < qp->rq_size; i++)
+		qp->rq[i].iov = qp->rq_iov + (size_t)i * sges;
+	qp->cur_recv.iov = qp->cur_iov;
+	for (int q = 0; q < RDMAP_QN_COUNT; q++) {
+		qp->msn_tx[q] = 1;
+		ddp_queue_init(&qp->rxq[q]);
+	}
+	return 0;
+}
+
+void rdmap_qp_fini(struct rdmap_qp *qp)
+{
+	free(qp->sq);
+	free(qp->sq_iov);
+	free(qp->sq_inline);
+	free(qp->rq);
+	free(qp->rq_iov);
+	free(qp->cur_iov);
+	free(qp->ord_q);
+	free(qp->ird_q);
+	free(qp->fpdus);
+	free(qp->fpdu_iov);
+	memset(qp, 0, sizeof(*qp));
+}
+
+/* FPDUs built ahead of the socket: enough for one large writev. */
+#define FPDU_RING 16
+
+/*
+ * Enters RTS with what the MPA handshake settled.  The queues for Reads
+ * and built FPDUs are sized here, once; nothing is allocated afterwards.
+ */
+int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
+{
+	size_t hdr = DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN;
+
+	if (qp->state != RDMAP_QP_IDLE)
+		return -EINVAL;
+	if (conn->mulpdu <= hdr || conn->max_ulpdu < hdr)
+		return -EINVAL;
+	qp->conn = *conn;
+	qp->ord_q = calloc(conn->ord ? conn->ord : 1, sizeof(*qp->ord_q));
+	qp->ird_q = calloc(conn->ird ? conn->ird : 1, sizeof(*qp->ird_q));
+	qp->n_fpdus = FPDU_RING;
+	/* header, up to max_sge payload pieces, markers, pad and CRC */
+	qp->fpdu_iov_max = (size_t)mpa_tx_iov_max((int)qp->attr.max_sge + 1,
+						  conn->mulpdu,
+						  conn->markers_tx);
+	qp->fpdus = calloc(qp->n_fpdus, sizeof(*qp->fpdus));
+	qp->fpdu_iov = calloc(qp->n_fpdus * qp->fpdu_iov_max,
+			      sizeof(*qp->fpdu_iov));
+	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < qp->n_fpdus; i++)
+		qp->fpdus[i].wire = qp->fpdu_iov + i * qp->fpdu_iov_max;
+	mpa_tx_init(&qp->mpa_tx, conn->mulpdu, conn->markers_tx, conn->crc);
+	mpa_rx_init(&qp->mpa_rx, &rdmap_mpa_rx_ops, qp, conn->max_ulpdu,
+		    conn->markers_rx, conn->crc);
+	/* RFC 5044/6581: the responder waits for the initiator's first FPDU */
+	qp->tx_open = conn->initiator;
+	qp->state = RDMAP_QP_RTS;
+	return 0;
+}
+
+/* Emits completions for finished send work, strictly in posting order. */
+void rdmap_sq_complete(struct rdmap_qp *qp)
+{
+	while (qp->sq_tail != qp->sq_next) {
+		struct rdmap_swqe *w = sq_at(qp, qp->sq_tail);
+		static const uint8_t wc_op[] = {
+			[RDMAP_WR_SEND] = RDMAP_WC_SEND,
+			[RDMAP_WR_SEND_INV] = RDMAP_WC_SEND,
+			[RDMAP_WR_WRITE] = RDMAP_WC_WRITE,
+			[RDMAP_WR_READ] = RDMAP_WC_READ,
+		};
+
+		if (w->state != SWQE_DONE)
+			break;
+		qp->sq_tail++;
+		if (!(w->flags & RDMAP_WR_SIGNALED) &&
+		    w->status == RDMAP_WC_SUCCESS)
+			continue;
+		rdmap_emit(qp, &(struct rdmap_cqe){
+			.wr_id = w->wr_id,
+			.status = w->status,
+			.opcode = wc_op[w->op],
+			.byte_len = (uint32_t)w->len,
+			.err = w->err,
+		});
+	}
+}
+
+static void flush_recv(struct rdmap_qp *qp, const struct rdmap_rwqe *r)
+{
+	rdmap_emit(qp, &(struct rdmap_cqe){
+		.wr_id = r->wr_id,
+		.status = RDMAP_WC_WR_FLUSH_ERR,
+		.opcode = RDMAP_WC_RECV,
+		.recv = true,
+		.err = qp->err,
+	});
+}
+
+/*
+ * Every work request not yet completed completes now, once, in order: with
+ * the status already decided for it, else with a flush error.  Posted
+ * receives of an SRQ stay there for the other QPs.
+ */
+static void flush(struct rdmap_qp *qp)
+{
+	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
+		struct rdmap_swqe *w = sq_at(qp, i);
+
+		if (w->state != SWQE_DONE) {
+			w->state = SWQE_DONE;
+			w->status = RDMAP_WC_WR_FLUSH_ERR;
+			w->err = qp->err;
+		}
+	}
+	qp->sq_next = qp->sq_head;
+	rdmap_sq_complete(qp);
+	qp->ord_count = 0;
+	qp->ird_count = qp->ird_started = 0;
+	if (qp->have_cur_recv) {
+		qp->have_cur_recv = false;
+		flush_recv(qp, &qp->cur_recv);
+	}
+	for (; qp->rq_count; qp->rq_count--, qp->rq_tail++)
+		flush_recv(qp, &qp->rq[qp->rq_tail % qp->rq_size]);
+}
+
+/*
+ * Leaves RTS because of @err.  A protocol violation queues the one
+ * Terminate that names it (sent after the FPDU on the wire, if any); any
+ * other cause ends the stream at once.  Either way every outstanding work
+ * request is flushed.  Later errors change nothing.
+ */
+void rdmap_fail(struct rdmap_qp *qp, int err)
+{
+	if (qp->state == RDMAP_QP_TERMINATING || qp->state == RDMAP_QP_ERROR)
+		return;
+	qp->err = err;
+	rdmap_term_for_error(qp, err, &qp->term_out);
+	if (qp->state == RDMAP_QP_RTS && iw_error_term(err, NULL)) {
+		qp->state = RDMAP_QP_TERMINATING;
+		qp->term_queued = true;
+		rdmap_tx_reset(qp, true);
+	} else {
+		qp->state = RDMAP_QP_ERROR;
+		rdmap_tx_reset(qp, false);
+	}
+	flush(qp);
+	rdmap_event(qp, RDMAP_EV_ERROR, err, NULL);
+}
+
+/* The owner ends the stream (disconnect, peer gone, QP moved to error). */
+void rdmap_qp_set_error(struct rdmap_qp *qp, int err)
+{
+	if (qp->state == RDMAP_QP_TERMINATING) {
+		/* the Terminate will not leave now; nothing else is pending */
+		qp->state = RDMAP_QP_ERROR;
+		rdmap_tx_reset(qp, false);
+		return;
+	}
+	if (qp->state == RDMAP_QP_IDLE) {
+		qp->err = err;
+		qp->state = RDMAP_QP_ERROR;
+		flush(qp);
+		rdmap_event(qp, RDMAP_EV_ERROR, err, NULL);
+		return;
+	}
+	/* a close is no protocol violation: no Terminate */
+	if (iw_error_term(err, NULL))
+		err = -IW_ECLOSED;
+	rdmap_fail(qp, err);
+}
+
+/*
+ * Resolves a work request's local buffers through their lkeys.  Local keys
+ * are checked when work is posted, so a bad one is refused at once with
+ * -IW_ELOCAL_PROTECTION rather than discovered later on the wire.
+ */
+static int resolve_sges(struct rdmap_qp *qp, const struct rdmap_sge *sge,
+			uint32_t n, uint32_t access, struct iovec *iov,
+			int *iovcnt, uint64_t *len)
+{
+	*iovcnt = 0;
+	*len = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *where;
+
+		if (sge[i].length == 0)
+			continue;
+		if (ddp_mr_check(qp->attr.stags, sge[i].lkey, qp->attr.pd,
+				 access, sge[i].addr, sge[i].length,
+				 &where) != DDP_MR_OK)
+			return -IW_ELOCAL_PROTECTION;
+		iov[*iovcnt].iov_base = where;
+		iov[(*iovcnt)++].iov_len = sge[i].length;
+		*len += sge[i].length;
+	}
+	return 0;
+}
+
+static int copy_inline(struct rdmap_qp *qp, struct rdmap_swqe *w,
+		       const struct rdmap_send_wr *wr)
+{
+	uint64_t len = 0;
+
+	for (uint32_t i = 0; i < wr->num_sge; i++)
+		len += wr->sge[i].length;
+	if (len > qp->attr.max_inline)
+		return -IW_ELOCAL_LENGTH;
+	len = 0;
+	for (uint32_t i = 0; i < wr->num_sge; i++) {
+		memcpy(w->inline_buf + len,
+		       (const void *)(uintptr_t)wr->sge[i].addr,
+		       wr->sge[i].length);
+		len += wr->sge[i].length;
+	}
+	w->iov[0].iov_base = w->inline_buf;
+	w->iov[0].iov_len = len;
+	w->iovcnt = len ? 1 : 0;
+	w->len = len;
+	return 0;
+}
+
+static void flush_now(struct rdmap_qp *qp, uint64_t wr_id, uint8_t opcode,
+		      bool recv)
+{
+	rdmap_emit(qp, &(struct rdmap_cqe){
+		.wr_id = wr_id,
+		.status = RDMAP_WC_WR_FLUSH_ERR,
+		.opcode = opcode,
+		.recv = recv,
+		.err = qp->err,
+	});
+}
+
+/*
+ * Queues a send work request.  Returns 0, or without queueing anything:
+ * -EINVAL for a malformed request, -ENOMEM when the queue is full,
+ * -IW_ELOCAL_PROTECTION / -IW_ELOCAL_LENGTH for bad local buffers,
+ * -IW_ENO_READ_CREDIT for a Read on a stream whose ORD is 0.  On a stream
+ * in error the request completes at once with a flush status.
+ */
+int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
+{
+	struct rdmap_swqe *w;
+	int rc;
+
+	if (wr->op > RDMAP_WR_READ || wr->num_sge > qp->attr.max_sge ||
+	    (wr->num_sge && !wr->sge) ||
+	    (wr->op == RDMAP_WR_READ &&
+	     (wr->num_sge != 1 || (wr->flags & RDMAP_WR_INLINE))))
+		return -EINVAL;
+	if (qp->state == RDMAP_QP_TERMINATING || qp->state == RDMAP_QP_ERROR) {
+		flush_now(qp, wr->wr_id,
+			  wr->op == RDMAP_WR_READ    ? RDMAP_WC_READ
+			  : wr->op == RDMAP_WR_WRITE ? RDMAP_WC_WRITE
+						     : RDMAP_WC_SEND,
+			  false);
+		return 0;
+	}
+	if (wr->op == RDMAP_WR_READ && qp->state == RDMAP_QP_RTS &&
+	    qp->conn.ord == 0)
+		return -IW_ENO_READ_CREDIT;
+	/* one slot stays free for the RTR the engine may queue itself */
+	if (qp->sq_head - qp->sq_tail >= qp->attr.sq_depth)
+		return -ENOMEM;
+
+	w = sq_at(qp, qp->sq_head);
+	w->wr_id = wr->wr_id;
+	w->op = wr->op;
+	w->flags = wr->flags;
+	w->state = SWQE_QUEUED;
+	w->status = RDMAP_WC_SUCCESS;
+	w->err = 0;
+	w->inv_stag = wr->inv_stag;
+	w->rkey = wr->rkey;
+	w->remote_addr = wr->remote_addr;
+	if (wr->flags & RDMAP_WR_INLINE)
+		rc = copy_inline(qp, w, wr);
+	else
+		rc = resolve_sges(qp, wr->sge, wr->num_sge,
+				  wr->op == RDMAP_WR_READ ? DDP_ACCESS_LOCAL_WRITE
+							  : 0,
+				  w->iov, &w->iovcnt, &w->len);
+	if (rc)
+		return rc;
+	if (w->len > UINT32_MAX)
+		return -IW_ELOCAL_LENGTH;
+	if (wr->op == RDMAP_WR_READ) {
+		w->sink_stag = wr->sge[0].lkey;
+		w->sink_to = wr->sge[0].addr;
+		w->len = wr->sge[0].length;
+	}
+	qp->sq_head++;
+	return 0;
+}
+
+/*
+ * Queues a receive.  Returns 0, -EINVAL for a malformed request or a QP
+ * that takes its receives from an SRQ, -ENOMEM when the queue is full,
+ * -IW_ELOCAL_PROTECTION for a buffer its lkey does not cover with local
+ * write access.  On a stream in error it completes at once (flushed).
+ */
+int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr)
+{
+	struct rdmap_rwqe *r;
+	int rc;
+
+	if (qp->attr.srq || wr->num_sge > qp->attr.max_sge ||
+	    (wr->num_sge && !wr->sge))
+		return -EINVAL;
+	if (qp->state == RDMAP_QP_TERMINATING || qp->state == RDMAP_QP_ERROR) {
+		flush_now(qp, wr->wr_id, RDMAP_WC_RECV, true);
+		return 0;
+	}
+	if (qp->rq_count == qp->rq_size)
+		return -ENOMEM;
+	r = &qp->rq[(qp->rq_tail + qp->rq_count) % qp->rq_size];
+	rc = resolve_sges(qp, wr->sge, wr->num_sge, DDP_ACCESS_LOCAL_WRITE,
+			  r->iov, &r->iovcnt, &r->len);
+	if (rc)
+		return rc;
+	r->wr_id = wr->wr_id;
+	qp->rq_count++;
+	return 0;
+}

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDMAP layer (RFC 5040): one RDMAP stream, the protocol engine of a
+ * queue pair.  It takes work requests, turns them into DDP segments framed
+ * by MPA, places what arrives, and reports completions and events.
+ *
+ * The engine does no I/O and takes no locks of its own (an SRQ and the STag
+ * table, shared between QPs, have theirs); its owner serialises the calls.
+ * Octets leave through rdmap_tx_gather()/rdmap_tx_advance() and arrive
+ * through rdmap_rx_feed() or the direct placement pair
+ * rdmap_rx_direct()/rdmap_rx_direct_done(), so two engines can be wired
+ * back to back in memory as well as over a socket.
+ *
+ * Rules it keeps:
+ *  - send queue completions come in posting order; a Send or Write is done
+ *    when its last octet is handed down, a Read when its last response
+ *    octet is placed;
+ *  - receive completions come in MSN order with their byte counts;
+ *  - every error RFC 5040/5041/5044 names produces exactly one Terminate,
+ *    after which the engine refuses traffic and every outstanding work
+ *    request completes exactly once with a flush status.
+ */
+#ifndef IW_RDMAP_H
+#define IW_RDMAP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "ddp/ddp.h"
+#include "mpa/mpa.h"
+#include "rdmap/rdmap_wire.h"
+
+/* ---- work requests and completions ---------------------------------- */
+
+enum rdmap_wr_op {
+	RDMAP_WR_SEND,
+	RDMAP_WR_SEND_INV,
+	RDMAP_WR_WRITE,
+	RDMAP_WR_READ,
+};
+
+/* Local buffers one work request may name */
+#define RDMAP_MAX_SGE 32
+
+#define RDMAP_WR_SIGNALED 0x1
+#define RDMAP_WR_SOLICITED 0x2
+#define RDMAP_WR_INLINE 0x4
+
+/* A local buffer: address, length, and the STag (lkey) that covers it. */
+struct rdmap_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+struct rdmap_send_wr {
+	uint64_t wr_id;
+	uint8_t op;    /* enum rdmap_wr_op */
+	uint8_t flags; /* RDMAP_WR_* */
+	uint32_t inv_stag;    /* SEND_INV: the peer STag to invalidate */
+	uint32_t rkey;	      /* WRITE, READ: the peer's STag */
+	uint64_t remote_addr; /* WRITE, READ: the peer's tagged offset */
+	const struct rdmap_sge *sge;
+	uint32_t num_sge; /* READ: exactly one, the sink */
+};
+
+struct rdmap_recv_wr {
+	uint64_t wr_id;
+	const struct rdmap_sge *sge;
+	uint32_t num_sge;
+};
+
+enum rdmap_wc_status {
+	RDMAP_WC_SUCCESS,
+	RDMAP_WC_LOC_LEN_ERR,
+	RDMAP_WC_LOC_PROT_ERR,
+	RDMAP_WC_LOC_QP_OP_ERR,
+	RDMAP_WC_WR_FLUSH_ERR,
+	RDMAP_WC_REM_ACCESS_ERR,
+	RDMAP_WC_REM_OP_ERR,
+};
+
+enum rdmap_wc_opcode {
+	RDMAP_WC_SEND,
+	RDMAP_WC_WRITE,
+	RDMAP_WC_READ,
+	RDMAP_WC_RECV,
+};
+
+#define RDMAP_CQE_SOLICITED 0x1	  /* a Send with Solicited Event */
+#define RDMAP_CQE_INVALIDATED 0x2 /* inv_stag was invalidated */
+
+struct rdmap_cqe {
+	uint64_t wr_id;
+	uint8_t status; /* enum rdmap_wc_status */
+	uint8_t opcode; /* enum rdmap_wc_opcode */
+	uint8_t flags;	/* RDMAP_CQE_* */
+	bool recv;	/* from the receive queue */
+	uint32_t byte_len;
+	uint32_t inv_stag;
+	int err; /* the library code behind a failure, or 0 */
+};
+
+/* ---- Terminate ------------------------------------------------------ */
+
+/*
+ * A Terminate message as received (or sent).  The control word is read the
+ * RFC way; `swapped` holds the reading of a peer that writes the word as a
+ * little-endian bitfield (Linux siw on x86), see SIW notes in iwarp(7).
+ */
+struct rdmap_term {
+	uint8_t layer, etype, ecode;
+	bool m, d, r;
+	struct {
+		uint8_t layer, etype, ecode;
+		bool m, d, r;
+	} swapped;
+	uint16_t seg_len; /* with M */
+	uint8_t ddp_hdr[DDP_MAX_HDR_LEN];
+	uint8_t ddp_hdr_len; /* with D: 14 or 18 */
+	uint8_t rdma_hdr[RDMAP_READ_REQ_LEN];
+	bool have_rdma_hdr; /* with R */
+};
+
+/* ---- events ------------------------------------------------------- */
+
+enum rdmap_event_type {
+	RDMAP_EV_ESTABLISHED,	    /* the first FPDU (or the RTR) arrived */
+	RDMAP_EV_TERMINATE_SENT,    /* our Terminate left; the stream is dead */
+	RDMAP_EV_TERMINATE_RECEIVED,
+	RDMAP_EV_ERROR,		    /* the engine entered the error state */
+};
+
+struct rdmap_event {
+	uint8_t type; /* enum rdmap_event_type */
+	int err;      /* why, for ERROR and TERMINATE_* */
+	const struct rdmap_term *term;
+};
+
+struct rdmap_ops {
+	void (*complete)(void *arg, const struct rdmap_cqe *cqe);
+	void (*event)(void *arg, const struct rdmap_event *ev);
+};
+
+/* ---- shared receive queue (srq.c) --------------------------------- */
+
+struct rdmap_rwqe {
+	uint64_t wr_id;
+	uint64_t len;
+	int iovcnt;
+	struct iovec *iov; /* max_sge entries */
+};
+
+struct rdmap_srq {
+	pthread_mutex_t lock;
+	struct ddp_stag_table *stags;
+	uint32_t pd;
+	uint32_t depth, max_sge;
+	uint32_t head, count; /* ring of posted receives */
+	struct rdmap_rwqe *ring;
+	struct iovec *iov_store;
+};
+
+int rdmap_srq_init(struct rdmap_srq *srq, struct ddp_stag_table *stags,
+		   uint32_t pd, uint32_t depth, uint32_t max_sge);
+void rdmap_srq_fini(struct rdmap_srq *srq);
+int rdmap_srq_post(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr);
+bool rdmap_srq_take(struct rdmap_srq *srq, struct rdmap_rwqe *out);
+uint32_t rdmap_srq_count(struct rdmap_srq *srq);
+
+/* ---- the engine ---------------------------------------------------- */
+
+enum rdmap_qp_state {
+	RDMAP_QP_IDLE,	      /* created; work may be posted, nothing moves */
+	RDMAP_QP_RTS,	      /* connected */
+	RDMAP_QP_TERMINATING, /* a Terminate is queued or leaving */
+	RDMAP_QP_ERROR,
+};
+
+struct rdmap_qp_attr {
+	uint32_t sq_depth, rq_depth;
+	uint32_t max_sge;    /* per work request */
+	uint32_t max_inline; /* octets a Send or Write may carry inline */
+	uint32_t pd;
+	struct ddp_stag_table *stags;
+	struct rdmap_srq *srq; /* receives come from here when set */
+};
+
+/* What the MPA handshake settled, seen from this side. */
+struct rdmap_conn {
+	bool initiator;
+	bool crc;
+	bool markers_tx, markers_rx;
+	uint16_t mulpdu;    /* longest ULPDU we send */
+	uint16_t max_ulpdu; /* longest ULPDU we accept */
+	uint16_t ird, ord;
+	uint8_t rtr; /* peer-to-peer: the agreed enum mpa_rtr type, or 0 */
+};
+
+/* A message being cut into segments. */
+struct rdmap_tx_msg {
+	uint8_t kind; /* enum in tx.c */
+	uint32_t slot;
+	struct ddp_hdr hdr;
+	uint8_t extra[RDMAP_TERM_MAX_LEN]; /* RDMAP header after DDP's */
+	uint8_t extra_len;
+	const struct iovec *iov;
+	int iovcnt;
+	struct iovec one;
+	uint64_t total, sent;
+};
+
+/* One FPDU built and waiting to be written. */
+struct rdmap_fpdu {
+	uint8_t hdr[RDMAP_MAX_HDR_LEN];
+	struct mpa_tx_frame frame;
+	struct iovec *wire; /* the pieces to write */
+	int n_wire;
+	size_t wire_len;
+	int64_t completes_sq; /* SQ index this FPDU finishes handing down, or -1 */
+	uint32_t ird_done;    /* inbound Reads whose response ends here */
+	bool terminate;
+};
+
+struct rdmap_swqe;
+struct rdmap_ord_entry;
+struct rdmap_ird_entry;
+
+/* Receive side of one segment in progress. */
+struct rdmap_rx_seg {
+	uint8_t hdr[RDMAP_MAX_HDR_LEN];
+	uint16_t hdr_have, hdr_need;
+	uint16_t len;	    /* ULPDU length */
+	uint16_t left;	    /* payload octets still to come */
+	uint16_t payload;   /* payload octets in this segment */
+	bool ddp_ok;	    /* DDP header decoded and checked */
+	bool hdr_done;
+	struct ddp_hdr ddp;
+	uint8_t opcode;
+	uint8_t *dst;	    /* tagged destination */
+	bool untagged_dst;  /* payload goes to the current receive */
+	bool rtr;	    /* this segment is the peer's RTR */
+	uint32_t placed;    /* payload octets placed so far */
+};
+
+struct rdmap_qp {
+	const struct rdmap_ops *ops;
+	void *arg;
+	struct rdmap_qp_attr attr;
+	struct rdmap_conn conn;
+	uint8_t state;
+	int err; /* why the engine left RTS */
+
+	/* send queue: ring of sq_depth + 1 (room for an internal RTR) */
+	struct rdmap_swqe *sq;
+	uint32_t sq_size, sq_tail, sq_next, sq_head; /* complete <= next <= head */
+	struct iovec *sq_iov;
+	uint8_t *sq_inline;
+	uint32_t msn_tx[RDMAP_QN_COUNT]; /* next MSN to send per queue */
+
+	/* receive queue (when no SRQ) */
+	struct rdmap_rwqe *rq;
+	uint32_t rq_size, rq_tail, rq_count;
+	struct iovec *rq_iov;
+	struct rdmap_rwqe cur_recv; /* the receive a message is landing in */
+	bool have_cur_recv;
+	struct iovec *cur_iov;
+
+	/* outbound Reads (ORD) and inbound Reads (IRD) */
+	struct rdmap_ord_entry *ord_q;
+	uint32_t ord_head, ord_count;
+	struct rdmap_ird_entry *ird_q;
+	uint32_t ird_head, ird_count, ird_started;
+
+	/* transmit */
+	struct mpa_tx mpa_tx;
+	struct rdmap_tx_msg msg;
+	struct rdmap_fpdu *fpdus;
+	struct iovec *fpdu_iov;
+	uint32_t n_fpdus, fpdu_head, fpdu_count;
+	size_t fpdu_iov_max;
+	size_t tx_off; /* octets of the head FPDU already written */
+	bool tx_open;  /* the peer's first FPDU (or RTR) has arrived */
+	bool rtr_sent;
+	bool term_queued;
+	struct rdmap_term term_out;
+
+	/* receive */
+	struct mpa_rx mpa_rx;
+	struct ddp_queue rxq[RDMAP_QN_COUNT];
+	struct rdmap_rx_seg seg;
+	bool rtr_seen;
+	struct rdmap_term term_in;
+};
+
+int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
+		  const struct rdmap_ops *ops, void *arg);
+void rdmap_qp_fini(struct rdmap_qp *qp);
+int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn);
+void rdmap_qp_set_error(struct rdmap_qp *qp, int err);
+
+int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr);
+int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);
+
+int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
+		    size_t max_bytes);
+void rdmap_tx_advance(struct rdmap_qp *qp, size_t len);
+bool rdmap_tx_pending(struct rdmap_qp *qp);
+
+int rdmap_rx_feed(struct rdmap_qp *qp, const uint8_t *p, size_t len);
+int rdmap_rx_eof(struct rdmap_qp *qp);
+uint8_t *rdmap_rx_direct(struct rdmap_qp *qp, size_t *len);
+int rdmap_rx_direct_done(struct rdmap_qp *qp, size_t len);
+
+/* ---- Terminate helpers (terminate.c) ------------------------------- */
+
+size_t rdmap_term_encode(const struct rdmap_term *t, uint8_t *out);
+int rdmap_term_decode(const uint8_t *p, size_t len, struct rdmap_term *t);
+bool rdmap_term_valid(uint8_t layer, uint8_t etype, uint8_t ecode);
+const char *rdmap_term_describe(uint8_t layer, uint8_t etype, uint8_t ecode);
+
+#endif /* IW_RDMAP_H */

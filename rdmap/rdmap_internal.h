@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the files of the RDMAP engine share and the layer above never sees:
+ * the send queue entries, the Read queues, and the functions that move an
+ * engine between states.
+ */
+#ifndef IW_RDMAP_INTERNAL_H
+#define IW_RDMAP_INTERNAL_H
+
+#include "rdmap/rdmap.h"
+
+enum swqe_state {
+	SWQE_QUEUED,	/* posted, not started */
+	SWQE_TX,	/* being segmented and handed down */
+	SWQE_WAIT_READ, /* Read Request sent, response not complete */
+	SWQE_DONE,	/* finished; completes when its turn comes */
+};
+
+struct rdmap_swqe {
+	uint64_t wr_id;
+	uint8_t op;
+	uint8_t flags;
+	uint8_t state;
+	uint8_t status; /* enum rdmap_wc_status once DONE */
+	int err;
+	uint32_t inv_stag;
+	uint32_t rkey;
+	uint64_t remote_addr;
+	uint64_t len;
+	int iovcnt;
+	struct iovec *iov;   /* max_sge entries */
+	uint8_t *inline_buf; /* max_inline octets */
+	uint32_t sink_stag;  /* READ: our sink */
+	uint64_t sink_to;
+};
+
+/* An RDMA Read we issued: its response must match, in order. */
+struct rdmap_ord_entry {
+	int64_t sq; /* SQ index, or -1 for the RTR */
+	uint32_t sink_stag;
+	uint64_t sink_to;
+	uint32_t len;
+	uint32_t done;
+};
+
+/* An RDMA Read the peer issued, waiting for (or in) its response. */
+struct rdmap_ird_entry {
+	uint32_t sink_stag;
+	uint64_t sink_to;
+	uint32_t len;
+	uint8_t *src;
+};
+
+static inline struct rdmap_swqe *sq_at(struct rdmap_qp *qp, uint32_t i)
+{
+	return &qp->sq[i % qp->sq_size];
+}
+
+/* qp.c */
+void rdmap_emit(struct rdmap_qp *qp, const struct rdmap_cqe *cqe);
+void rdmap_event(struct rdmap_qp *qp, uint8_t type, int err,
+		 const struct rdmap_term *term);
+void rdmap_sq_complete(struct rdmap_qp *qp);
+void rdmap_fail(struct rdmap_qp *qp, int err);
+
+/* tx.c */
+void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial);
+
+/* rx.c */
+extern const struct mpa_rx_ops rdmap_mpa_rx_ops;
+
+/* read.c */
+int rdmap_read_response_check(struct rdmap_qp *qp, const struct ddp_hdr *h,
+			      uint32_t payload);
+void rdmap_read_response_done(struct rdmap_qp *qp, const struct ddp_hdr *h,
+			      uint32_t payload);
+int rdmap_read_request(struct rdmap_qp *qp, const uint8_t *rr);
+
+/* terminate.c */
+void rdmap_term_for_error(struct rdmap_qp *qp, int err, struct rdmap_term *t);
+
+#endif /* IW_RDMAP_INTERNAL_H */

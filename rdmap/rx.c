@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Receive side of an RDMAP stream.  The MPA de-framer hands up ULPDUs; each
+ * is one DDP segment whose header is gathered (it may arrive in pieces),
+ * checked layer by layer, and resolved to a destination before any payload
+ * is placed: a registered region for tagged segments (RFC 5041 section
+ * 5.1), the posted receive for untagged Sends (section 5.3).  What a
+ * message means (a completion, a Read to answer, an invalidation, the end
+ * of the stream) is acted upon once its last segment has passed the CRC.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "lib/byteorder.h"
+#include "lib/error.h"
+#include "rdmap/rdmap_internal.h"
+
+static int ulpdu_begin(void *arg, uint16_t len)
+{
+	struct rdmap_qp *qp = arg;
+	struct rdmap_rx_seg *s = &qp->seg;
+
+	memset(s, 0, sizeof(*s));
+	s->len = len;
+	s->hdr_need = 1; /* the control octet tells the header's size */
+	return 0;
+}
+
+static bool is_send(uint8_t op)
+{
+	return op >= RDMAP_OP_SEND && op <= RDMAP_OP_SEND_SE_INV;
+}
+
+/*
+ * RFC 6581 section 9: a peer-to-peer initiator's first message is the
+ * agreed zero-length RTR; anything else means the models did not match.
+ */
+static int check_rtr(struct rdmap_qp *qp)
+{
+	struct rdmap_rx_seg *s = &qp->seg;
+	bool ok;
+
+	switch (qp->conn.rtr) {
+	case MPA_RTR_SEND:
+		ok = s->opcode == RDMAP_OP_SEND && s->len == DDP_UNTAGGED_HDR_LEN;
+		break;
+	case MPA_RTR_WRITE:
+		ok = s->opcode == RDMAP_OP_WRITE && s->len == DDP_TAGGED_HDR_LEN;
+		break;
+	default: /* MPA_RTR_READ; its size is checked with its header */
+		ok = s->opcode == RDMAP_OP_READ_REQ;
+		break;
+	}
+	if (!ok)
+		return -IW_EMPA_NO_MATCHING_RTR;
+	s->rtr = true;
+	return 0;
+}
+
+/*
+ * The DDP header is in: versions, queue number and opcode, in that order
+ * (a lower layer's fault is reported before a higher one's).
+ */
+static int check_model(struct rdmap_qp *qp)
+{
+	struct rdmap_rx_seg *s = &qp->seg;
+	const struct ddp_hdr *h = &s->ddp;
+	uint8_t op = s->opcode;
+	bool ok;
+
+	if (h->version != DDP_VERSION)
+		return h->tagged ? -IW_EDDP_T_VERSION : -IW_EDDP_U_VERSION;
+	if (!h->tagged && h->qn >= RDMAP_QN_COUNT)
+		return -IW_EDDP_U_QN;
+	if ((h->rsvdulp & RDMAP_CTRL_RV) >> RDMAP_CTRL_RV_SHIFT != RDMAP_VERSION)
+		return -IW_ERDMAP_VERSION;
+	if (h->tagged)
+		ok = op == RDMAP_OP_WRITE || op == RDMAP_OP_READ_RESP;
+	else
+		ok = (is_send(op) && h->qn == RDMAP_QN_SEND) ||
+		     (op == RDMAP_OP_READ_REQ && h->qn == RDMAP_QN_READ_REQ) ||
+		     (op == RDMAP_OP_TERMINATE && h->qn == RDMAP_QN_TERMINATE);
+	if (!ok)
+		return -IW_ERDMAP_OPCODE;
+	if (!qp->conn.initiator && qp->conn.rtr && !qp->rtr_seen &&
+	    op != RDMAP_OP_TERMINATE)
+		return check_rtr(qp);
+	return 0;
+}
+
+/* Takes the posted receive the next Send message lands in. */
+static void take_recv(struct rdmap_qp *qp)
+{
+	struct rdmap_rwqe *cur = &qp->cur_recv;
+
+	if (qp->attr.srq) {
+		qp->have_cur_recv = rdmap_srq_take(qp->attr.srq, cur);
+		return;
+	}
+	if (qp->rq_count == 0)
+		return;
+	{
+		struct rdmap_rwqe *r = &qp->rq[qp->rq_tail % qp->rq_size];
+
+		cur->wr_id = r->wr_id;
+		cur->len = r->len;
+		cur->iovcnt = r->iovcnt;
+		memcpy(cur->iov, r->iov, (size_t)r->iovcnt * sizeof(*r->iov));
+		qp->rq_tail++;
+		qp->rq_count--;
+		qp->have_cur_recv = true;
+	}
+}
+
+/* Header complete: decide where the payload goes, or why it may not. */
+static int segment_start(struct rdmap_qp *qp)
+{
+	struct rdmap_rx_seg *s = &qp->seg;
+	const struct ddp_hdr *h = &s->ddp;
+	struct ddp_queue *q;
+	enum ddp_mr_fault f;
+	int rc;
+
+	switch (s->opcode) {
+	case RDMAP_OP_WRITE:
+		/* zero-length tagged segments are not checked (siw RTRs: STag 1) */
+		if (s->payload == 0)
+			return 0;
+		f = ddp_mr_check(qp->attr.stags, h->stag, qp->attr.pd,
+				 DDP_ACCESS_REMOTE_WRITE, h->to, s->payload,
+				 &s->dst);
+		return ddp_tagged_error(f);
+	case RDMAP_OP_READ_RESP:
+		rc = rdmap_read_response_check(qp, h, s->payload);
+		if (rc || s->payload == 0)
+			return rc;
+		f = ddp_mr_check(qp->attr.stags, h->stag, qp->attr.pd,
+				 DDP_ACCESS_LOCAL_WRITE, h->to, s->payload,
+				 &s->dst);
+		return ddp_tagged_error(f);
+	case RDMAP_OP_READ_REQ:
+		if (!h->last || s->payload)
+			return -IW_ERDMAP_MALFORMED;
+		return ddp_untagged_check(&qp->rxq[RDMAP_QN_READ_REQ], h,
+					  RDMAP_READ_REQ_LEN, true,
+					  RDMAP_READ_REQ_LEN);
+	case RDMAP_OP_TERMINATE:
+		if (!h->last || s->payload)
+			return -IW_ERDMAP_MALFORMED;
+		return ddp_untagged_check(&qp->rxq[RDMAP_QN_TERMINATE], h,
+					  s->hdr_need - DDP_UNTAGGED_HDR_LEN,
+					  true, RDMAP_TERM_MAX_LEN);
+	default: /* the Send family */
+		q = &qp->rxq[RDMAP_QN_SEND];
+		if (s->rtr)
+			return ddp_untagged_check(q, h, 0, true, 0);
+		if (!q->open && h->mo == 0 && h->msn == q->msn &&
+		    !qp->have_cur_recv)
+			take_recv(qp);
+		rc = ddp_untagged_check(q, h, s->payload, qp->have_cur_recv,
+					qp->cur_recv.len);
+		s->untagged_dst = rc == 0 && s->payload > 0;
+		return rc;
+	}
+}
+
+/*
+ * Gathers header octets.  Returns 0 (more needed, or the header is in and
+ * checked) or the error that stops the stream.
+ */
+static int header_step(struct rdmap_qp *qp)
+{
+	struct rdmap_rx_seg *s = &qp->seg;
+	size_t extra = 0;
+	int rc;
+
+	if (s->hdr_need == 1) {
+		s->hdr_need = (uint16_t)ddp_hdr_len(s->hdr[DDP_OFF_CTRL] &
+						    DDP_CTRL_T);
+		return s->len < s->hdr_need ? -IW_EDDP_MALFORMED : 0;
+	}
+	if (!s->ddp_ok) {
+		ddp_hdr_decode(s->hdr, s->hdr_have, &s->ddp);
+		s->opcode = s->ddp.rsvdulp & RDMAP_CTRL_OPCODE;
+		rc = check_model(qp);
+		if (rc)
+			return rc;
+		s->ddp_ok = true;
+		if (s->opcode == RDMAP_OP_READ_REQ)
+			extra = RDMAP_READ_REQ_LEN;
+		else if (s->opcode == RDMAP_OP_TERMINATE)
+			extra = s->len - s->hdr_need;
+		if (s->opcode == RDMAP_OP_TERMINATE &&
+		    (extra < RDMAP_TERM_CTRL_LEN || extra > RDMAP_TERM_MAX_LEN))
+			return -IW_ERDMAP_MALFORMED;
+		if (s->len < s->hdr_need + extra)
+			return -IW_ERDMAP_MALFORMED;
+		s->hdr_need = (uint16_t)(s->hdr_need + extra);
+		if (s->hdr_have < s->hdr_need)
+			return 0;
+	}
+	s->hdr_done = true;
+	s->payload = s->left = (uint16_t)(s->len - s->hdr_need);
+	return segment_start(qp);
+}
+
+static int place(struct rdmap_qp *qp, const uint8_t *p, size_t n)
+{
+	struct rdmap_rx_seg *s = &qp->seg;
+
+	if (s->dst)
+		memcpy(s->dst + s->placed, p, n);
+	else if (s->untagged_dst)
+		ddp_iov_copy_in(qp->cur_recv.iov, qp->cur_recv.iovcnt,
+				(size_t)s->ddp.mo + s->placed, p, n);
+	else if (n)
+		return -IW_EDDP_MALFORMED;
+	s->placed += (uint32_t)n;
+	s->left -= (uint16_t)n;
+	return 0;
+}
+
+static int ulpdu_data(void *arg, const uint8_t *p, size_t n)
+{
+	struct rdmap_qp *qp = arg;
+	struct rdmap_rx_seg *s = &qp->seg;
+
+	while (n && !s->hdr_done) {
+		size_t take = s->hdr_need - s->hdr_have;
+		int rc;
+
+		if (take > n)
+			take = n;
+		memcpy(s->hdr + s->hdr_have, p, take);
+		s->hdr_have = (uint16_t)(s->hdr_have + take);
+		p += take;
+		n -= take;
+		if (s->hdr_have == s->hdr_need) {
+			rc = header_step(qp);
+			if (rc)
+				return rc;
+		}
+	}
+	return n ? place(qp, p, n) : 0;
+}
+
+/* RFC 5040 sections 6.5-6.7: a whole Send message lands in its receive. */
+static int send_done(struct rdmap_qp *qp)
+{
+	struct rdmap_rx_seg *s = &qp->seg;
+	uint8_t flags = 0;
+
+	if (s->opcode == RDMAP_OP_SEND_SE || s->opcode == RDMAP_OP_SEND_SE_INV)
+		flags |= RDMAP_CQE_SOLICITED;
+	if (s->opcode == RDMAP_OP_SEND_INV ||
+	    s->opcode == RDMAP_OP_SEND_SE_INV) {
+		int rc = ddp_mr_invalidate(qp->attr.stags, s->ddp.rsvdulp2,
+					   qp->attr.pd);
+
+		if (rc)
+			return rc;
+		flags |= RDMAP_CQE_INVALIDATED;
+	}
+	qp->have_cur_recv = false;
+	rdmap_emit(qp, &(struct rdmap_cqe){
+		.wr_id = qp->cur_recv.wr_id,
+		.status = RDMAP_WC_SUCCESS,
+		.opcode = RDMAP_WC_RECV,
+		.flags = flags,
+		.recv = true,
+		.byte_len = s->ddp.mo + s->payload,
+		.inv_stag = (flags & RDMAP_CQE_INVALIDATED) ? s->ddp.rsvdulp2 : 0,
+	});
+	return 0;
+}
+
+/* The reading of a received control word that names a valid triple. */
+static uint8_t term_etype(const struct rdmap_term *t)
+{
+	if (!rdmap_term_valid(t->layer, t->etype, t->ecode) &&
+	    rdmap_term_valid(t->swapped.layer, t->swapped.etype,
+			     t->swapped.ecode))
+		return t->swapped.etype;
+	return t->etype;
+}
+
+/*
+ * RFC 5040 section 4.8: the peer ended the stream.  When its Terminate
+ * carries the Read Request header of our oldest outstanding Read, that
+ * Read fails with a remote error; the rest is flushed.
+ */
+static int terminate_received(struct rdmap_qp *qp)
+{
+	struct rdmap_rx_seg *s = &qp->seg;
+	struct rdmap_term *t = &qp->term_in;
+
+	rdmap_term_decode(s->hdr + DDP_UNTAGGED_HDR_LEN,
+			  s->hdr_need - DDP_UNTAGGED_HDR_LEN, t);
+	if (t->have_rdma_hdr && qp->ord_count) {
+		struct rdmap_ord_entry *e =
+			&qp->ord_q[qp->ord_head % (qp->conn.ord ? qp->conn.ord : 1)];
+
+		/* the echoed Read Request names our sink */
+		if (e->sq >= 0 &&
+		    get_be32(t->rdma_hdr + RDMAP_RR_OFF_SINK_STAG) == e->sink_stag &&
+		    get_be64(t->rdma_hdr + RDMAP_RR_OFF_SINK_TO) == e->sink_to) {
+			struct rdmap_swqe *w = sq_at(qp, (uint32_t)e->sq);
+
+			w->state = SWQE_DONE;
+			w->status = term_etype(t) == 1 ? RDMAP_WC_REM_ACCESS_ERR
+						       : RDMAP_WC_REM_OP_ERR;
+			w->err = -IW_ETERMINATED;
+		}
+	}
+	rdmap_event(qp, RDMAP_EV_TERMINATE_RECEIVED, -IW_ETERMINATED, t);
+	return -IW_ETERMINATED;
+}
+
+/* A segment passed the CRC: act on what its message means. */
+static int ulpdu_end(void *arg)
+{
+	struct rdmap_qp *qp = arg;
+	struct rdmap_rx_seg *s = &qp->seg;
+	const struct ddp_hdr *h = &s->ddp;
+	int rc = 0;
+
+	if (!s->hdr_done)
+		return -IW_EDDP_MALFORMED;
+	switch (s->opcode) {
+	case RDMAP_OP_WRITE:
+		break;
+	case RDMAP_OP_READ_RESP:
+		rdmap_read_response_done(qp, h, s->payload);
+		break;
+	case RDMAP_OP_READ_REQ:
+		ddp_untagged_advance(&qp->rxq[RDMAP_QN_READ_REQ], h,
+				     RDMAP_READ_REQ_LEN);
+		rc = rdmap_read_request(qp, s->hdr + DDP_UNTAGGED_HDR_LEN);
+		break;
+	case RDMAP_OP_TERMINATE:
+		ddp_untagged_advance(&qp->rxq[RDMAP_QN_TERMINATE], h,
+				     s->hdr_need - DDP_UNTAGGED_HDR_LEN);
+		return terminate_received(qp);
+	default: /* the Send family */
+		ddp_untagged_advance(&qp->rxq[RDMAP_QN_SEND], h, s->payload);
+		if (!s->rtr && h->last)
+			rc = send_done(qp);
+		break;
+	}
+	if (rc)
+		return rc;
+	if (s->rtr)
+		qp->rtr_seen = true;
+	/* RFC 5044: the responder's side opens with the first FPDU (or RTR) */
+	if (!qp->tx_open && (!qp->conn.rtr || qp->rtr_seen)) {
+		qp->tx_open = true;
+		rdmap_event(qp, RDMAP_EV_ESTABLISHED, 0, NULL);
+	}
+	return 0;
+}
+
+const struct mpa_rx_ops rdmap_mpa_rx_ops = {
+	.ulpdu_begin = ulpdu_begin,
+	.ulpdu_data = ulpdu_data,
+	.ulpdu_end = ulpdu_end,
+};
+
+/*
+ * Takes the next @len octets of the stream.  Returns 0, or the error that
+ * ended the stream (a Terminate is then queued when the error has one).
+ */
+int rdmap_rx_feed(struct rdmap_qp *qp, const uint8_t *p, size_t len)
+{
+	int rc;
+
+	if (qp->state != RDMAP_QP_RTS)
+		return qp->err ? qp->err : -IW_ECLOSED;
+	rc = mpa_rx_feed(&qp->mpa_rx, p, len);
+	if (rc)
+		rdmap_fail(qp, rc);
+	return rc;
+}
+
+/* The peer closed the stream: cleanly between FPDUs, or mid-frame. */
+int rdmap_rx_eof(struct rdmap_qp *qp)
+{
+	int rc;
+
+	if (qp->state != RDMAP_QP_RTS)
+		return qp->err ? qp->err : -IW_ECLOSED;
+	rc = mpa_rx_eof(&qp->mpa_rx);
+	rdmap_fail(qp, rc ? rc : -IW_ECLOSED);
+	return rc ? rc : -IW_ECLOSED;
+}
+
+/*
+ * Where the next payload octets of the stream belong, when they can go
+ * there straight (no marker or trailer in between): returns the address
+ * and sets *@len, else NULL.  Report what was put there with
+ * rdmap_rx_direct_done().
+ */
+uint8_t *rdmap_rx_direct(struct rdmap_qp *qp, size_t *len)
+{
+	struct rdmap_rx_seg *s = &qp->seg;
+	size_t win, span;
+	uint8_t *p;
+
+	if (qp->state != RDMAP_QP_RTS || !s->hdr_done || !s->left)
+		return NULL;
+	win = mpa_rx_payload_window(&qp->mpa_rx);
+	if (!win)
+		return NULL;
+	if (s->dst) {
+		p = s->dst + s->placed;
+		span = s->left;
+	} else if (s->untagged_dst) {
+		p = ddp_iov_span(qp->cur_recv.iov, qp->cur_recv.iovcnt,
+				 (size_t)s->ddp.mo + s->placed, &span);
+	} else {
+		return NULL;
+	}
+	*len = span < win ? span : win;
+	return p;
+}
+
+int rdmap_rx_direct_done(struct rdmap_qp *qp, size_t len)
+{
+	struct rdmap_rx_seg *s = &qp->seg;
+	size_t span;
+	uint8_t *p = rdmap_rx_direct(qp, &span);
+	int rc;
+
+	if (!p || len > span)
+		return -EINVAL;
+	rc = mpa_rx_payload_placed(&qp->mpa_rx, p, len);
+	if (rc) {
+		rdmap_fail(qp, rc);
+		return rc;
+	}
+	s->placed += (uint32_t)len;
+	s->left -= (uint16_t)len;
+	return 0;
+}

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Shared receive queue: posted receives that any QP attached to it takes,
+ * one per incoming Send message, in posting order.  QPs on different
+ * threads take from it, hence its lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/error.h"
+#include "rdmap/rdmap.h"
+
+int rdmap_srq_init(struct rdmap_srq *srq, struct ddp_stag_table *stags,
+		   uint32_t pd, uint32_t depth, uint32_t max_sge)
+{
+	if (!stags || depth == 0 || max_sge == 0 || max_sge > RDMAP_MAX_SGE)
+		return -EINVAL;
+	memset(srq, 0, sizeof(*srq));
+	srq->stags = stags;
+	srq->pd = pd;
+	srq->depth = depth;
+	srq->max_sge = max_sge;
+	srq->ring = calloc(depth, sizeof(*srq->ring));
+	srq->iov_store = calloc((size_t)depth * max_sge, sizeof(*srq->iov_store));
+	if (!srq->ring || !srq->iov_store) {
+		free(srq->ring);
+		free(srq->iov_store);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < depth; i++)
+		srq->ring[i].iov = srq->iov_store + (size_t)i * max_sge;
+	pthread_mutex_init(&srq->lock, NULL);
+	return 0;
+}
+
+void rdmap_srq_fini(struct rdmap_srq *srq)
+{
+	pthread_mutex_destroy(&srq->lock);
+	free(srq->ring);
+	free(srq->iov_store);
+	memset(srq, 0, sizeof(*srq));
+}
+
+/*
+ * Posts a receive.  Returns 0, -EINVAL for too many buffers, -ENOMEM when
+ * full, -IW_ELOCAL_PROTECTION when an lkey does not cover its buffer with
+ * local write access.
+ */
+int rdmap_srq_post(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr)
+{
+	struct rdmap_rwqe r;
+	struct iovec iov[RDMAP_MAX_SGE];
+	int rc = 0;
+
+	if (wr->num_sge > srq->max_sge || (wr->num_sge && !wr->sge))
+		return -EINVAL;
+	r = (struct rdmap_rwqe){ .wr_id = wr->wr_id, .iov = iov };
+	for (uint32_t i = 0; i < wr->num_sge; i++) {
+		uint8_t *where;
+
+		if (wr->sge[i].length == 0)
+			continue;
+		if (ddp_mr_check(srq->stags, wr->sge[i].lkey, srq->pd,
+				 DDP_ACCESS_LOCAL_WRITE, wr->sge[i].addr,
+				 wr->sge[i].length, &where) != DDP_MR_OK)
+			return -IW_ELOCAL_PROTECTION;
+		iov[r.iovcnt].iov_base = where;
+		iov[r.iovcnt++].iov_len = wr->sge[i].length;
+		r.len += wr->sge[i].length;
+	}
+	pthread_mutex_lock(&srq->lock);
+	if (srq->count == srq->depth) {
+		rc = -ENOMEM;
+	} else {
+		struct rdmap_rwqe *slot =
+			&srq->ring[(srq->head + srq->count++) % srq->depth];
+		struct iovec *store = slot->iov;
+
+		*slot = r;
+		slot->iov = store;
+		memcpy(store, iov, (size_t)r.iovcnt * sizeof(*iov));
+	}
+	pthread_mutex_unlock(&srq->lock);
+	return rc;
+}
+
+/* Moves the oldest posted receive into @out (its iov array is @out's own). */
+bool rdmap_srq_take(struct rdmap_srq *srq, struct rdmap_rwqe *out)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&srq->lock);
+	if (srq->count) {
+		struct rdmap_rwqe *r = &srq->ring[srq->head % srq->depth];
+
+		out->wr_id = r->wr_id;
+		out->len = r->len;
+		out->iovcnt = r->iovcnt;
+		memcpy(out->iov, r->iov, (size_t)r->iovcnt * sizeof(*r->iov));
+		srq->head++;
+		srq->count--;
+		got = true;
+	}
+	pthread_mutex_unlock(&srq->lock);
+	return got;
+}
+
+uint32_t rdmap_srq_count(struct rdmap_srq *srq)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&srq->lock);
+	n = srq->count;
+	pthread_mutex_unlock(&srq->lock);
+	return n;
+}

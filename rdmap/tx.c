@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Transmit side of an RDMAP stream: picks the next message, cuts it into
+ * DDP segments no longer than the MULPDU allows (RFC 5041 section 5.2),
+ * frames each into an FPDU, and hands the FPDUs out as iovecs that point
+ * into the application's registered memory.
+ *
+ * Messages go out whole, one after the other (RFC 5040 section 5.5): a
+ * Terminate first when one is due, then our RTR, then Read Responses in
+ * the order the Requests came, then the send queue in posting order.
+ */
+#include <string.h>
+
+#include "lib/byteorder.h"
+#include "lib/error.h"
+#include "rdmap/rdmap_internal.h"
+
+enum tx_kind {
+	TX_NONE,
+	TX_SQ,
+	TX_READ_RESP,
+	TX_TERMINATE,
+	TX_RTR,
+};
+
+static uint8_t rdmap_ctrl(uint8_t opcode)
+{
+	return (uint8_t)(RDMAP_VERSION << RDMAP_CTRL_RV_SHIFT | opcode);
+}
+
+static void untagged_msg(struct rdmap_qp *qp, uint8_t kind, uint8_t opcode,
+			 uint32_t qn)
+{
+	struct rdmap_tx_msg *m = &qp->msg;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->hdr.version = DDP_VERSION;
+	m->hdr.rsvdulp = rdmap_ctrl(opcode);
+	m->hdr.qn = qn;
+	m->hdr.msn = qp->msn_tx[qn]++;
+}
+
+static void tagged_msg(struct rdmap_qp *qp, uint8_t kind, uint8_t opcode,
+		       uint32_t stag, uint64_t to)
+{
+	struct rdmap_tx_msg *m = &qp->msg;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->hdr.tagged = true;
+	m->hdr.version = DDP_VERSION;
+	m->hdr.rsvdulp = rdmap_ctrl(opcode);
+	m->hdr.stag = stag;
+	m->hdr.to = to;
+}
+
+/* RFC 5040 section 4.4: the Read Request header (DDP payload of QN 1). */
+static void read_request_hdr(struct rdmap_tx_msg *m, uint32_t sink_stag,
+			     uint64_t sink_to, uint32_t size,
+			     uint32_t src_stag, uint64_t src_to)
+{
+	put_be32(m->extra + RDMAP_RR_OFF_SINK_STAG, sink_stag);
+	put_be64(m->extra + RDMAP_RR_OFF_SINK_TO, sink_to);
+	put_be32(m->extra + RDMAP_RR_OFF_SIZE, size);
+	put_be32(m->extra + RDMAP_RR_OFF_SRC_STAG, src_stag);
+	put_be64(m->extra + RDMAP_RR_OFF_SRC_TO, src_to);
+	m->extra_len = RDMAP_READ_REQ_LEN;
+}
+
+static void push_ord(struct rdmap_qp *qp, int64_t sq, uint32_t sink_stag,
+		     uint64_t sink_to, uint32_t len)
+{
+	uint32_t n = qp->conn.ord ? qp->conn.ord : 1;
+
+	qp->ord_q[(qp->ord_head + qp->ord_count++) % n] =
+		(struct rdmap_ord_entry){ sq, sink_stag, sink_to, len, 0 };
+}
+
+/* RFC 6581 section 9: the initiator's one zero-length ready-to-receive. */
+static void rtr_msg(struct rdmap_qp *qp)
+{
+	switch (qp->conn.rtr) {
+	case MPA_RTR_SEND:
+		untagged_msg(qp, TX_RTR, RDMAP_OP_SEND, RDMAP_QN_SEND);
+		break;
+	case MPA_RTR_WRITE:
+		tagged_msg(qp, TX_RTR, RDMAP_OP_WRITE, RDMAP_RTR_STAG, 0);
+		break;
+	default: /* MPA_RTR_READ */
+		untagged_msg(qp, TX_RTR, RDMAP_OP_READ_REQ, RDMAP_QN_READ_REQ);
+		read_request_hdr(&qp->msg, RDMAP_RTR_STAG, 0, 0, RDMAP_RTR_STAG,
+				 0);
+		push_ord(qp, -1, RDMAP_RTR_STAG, 0, 0);
+		break;
+	}
+	qp->rtr_sent = true;
+}
+
+static void terminate_msg(struct rdmap_qp *qp)
+{
+	untagged_msg(qp, TX_TERMINATE, RDMAP_OP_TERMINATE, RDMAP_QN_TERMINATE);
+	qp->msg.extra_len =
+		(uint8_t)rdmap_term_encode(&qp->term_out, qp->msg.extra);
+	qp->term_queued = false;
+}
+
+static void read_response_msg(struct rdmap_qp *qp)
+{
+	uint32_t n = qp->conn.ird ? qp->conn.ird : 1;
+	uint32_t idx = (qp->ird_head + qp->ird_started) % n;
+	struct rdmap_ird_entry *e = &qp->ird_q[idx];
+
+	tagged_msg(qp, TX_READ_RESP, RDMAP_OP_READ_RESP, e->sink_stag,
+		   e->sink_to);
+	qp->msg.slot = idx;
+	qp->msg.one = (struct iovec){ e->src, e->len };
+	qp->msg.iov = &qp->msg.one;
+	qp->msg.iovcnt = e->len ? 1 : 0;
+	qp->msg.total = e->len;
+	qp->ird_started++;
+}
+
+/* Starts the next send queue request; false when it has to wait. */
+static bool sq_msg(struct rdmap_qp *qp)
+{
+	uint32_t idx = qp->sq_next;
+	struct rdmap_swqe *w = sq_at(qp, idx);
+	bool se = w->flags & RDMAP_WR_SOLICITED;
+
+	switch (w->op) {
+	case RDMAP_WR_SEND:
+		untagged_msg(qp, TX_SQ, se ? RDMAP_OP_SEND_SE : RDMAP_OP_SEND,
+			     RDMAP_QN_SEND);
+		break;
+	case RDMAP_WR_SEND_INV:
+		untagged_msg(qp, TX_SQ,
+			     se ? RDMAP_OP_SEND_SE_INV : RDMAP_OP_SEND_INV,
+			     RDMAP_QN_SEND);
+		qp->msg.hdr.rsvdulp2 = w->inv_stag;
+		break;
+	case RDMAP_WR_WRITE:
+		tagged_msg(qp, TX_SQ, RDMAP_OP_WRITE, w->rkey, w->remote_addr);
+		break;
+	default: /* RDMAP_WR_READ */
+		if (qp->conn.ord == 0) {
+			/* posted before the handshake said the peer's IRD is 0 */
+			w->state = SWQE_DONE;
+			w->status = RDMAP_WC_LOC_QP_OP_ERR;
+			w->err = -IW_ENO_READ_CREDIT;
+			qp->sq_next++;
+			rdmap_fail(qp, -IW_ENO_READ_CREDIT);
+			return false;
+		}
+		if (qp->ord_count == qp->conn.ord)
+			return false; /* RFC 5040 6.3: never more than ORD */
+		untagged_msg(qp, TX_SQ, RDMAP_OP_READ_REQ, RDMAP_QN_READ_REQ);
+		read_request_hdr(&qp->msg, w->sink_stag, w->sink_to,
+				 (uint32_t)w->len, w->rkey, w->remote_addr);
+		push_ord(qp, idx, w->sink_stag, w->sink_to, (uint32_t)w->len);
+		w->state = SWQE_WAIT_READ;
+		qp->msg.slot = idx;
+		qp->sq_next++;
+		return true;
+	}
+	qp->msg.slot = idx;
+	qp->msg.iov = w->iov;
+	qp->msg.iovcnt = w->iovcnt;
+	qp->msg.total = w->len;
+	w->state = SWQE_TX;
+	qp->sq_next++;
+	return true;
+}
+
+/* Chooses the next message to segment; false when there is none yet. */
+static bool next_msg(struct rdmap_qp *qp)
+{
+	if (qp->state == RDMAP_QP_TERMINATING) {
+		if (!qp->term_queued)
+			return false;
+		terminate_msg(qp);
+		return true;
+	}
+	if (qp->state != RDMAP_QP_RTS)
+		return false;
+	if (qp->conn.initiator && qp->conn.rtr && !qp->rtr_sent) {
+		rtr_msg(qp);
+		return true;
+	}
+	if (!qp->tx_open)
+		return false;
+	if (qp->ird_started < qp->ird_count) {
+		read_response_msg(qp);
+		return true;
+	}
+	if (qp->sq_next != qp->sq_head)
+		return sq_msg(qp);
+	return false;
+}
+
+/* Cuts the next segment of the current message into a new FPDU. */
+static int build_fpdu(struct rdmap_qp *qp)
+{
+	struct rdmap_tx_msg *m = &qp->msg;
+	struct rdmap_fpdu *fp =
+		&qp->fpdus[(qp->fpdu_head + qp->fpdu_count) % qp->n_fpdus];
+	size_t hlen = ddp_hdr_len(m->hdr.tagged) + m->extra_len;
+	uint64_t room = qp->conn.mulpdu - hlen, take = m->total - m->sent;
+	struct iovec ulpdu[1 + RDMAP_MAX_SGE];
+	int n, cnt;
+
+	if (take > room)
+		take = room;
+	m->hdr.last = m->sent + take == m->total;
+	{
+		struct ddp_hdr h = m->hdr;
+
+		if (h.tagged)
+			h.to += m->sent;
+		else
+			h.mo = (uint32_t)m->sent;
+		n = (int)ddp_hdr_encode(&h, fp->hdr);
+	}
+	memcpy(fp->hdr + n, m->extra, m->extra_len);
+	ulpdu[0] = (struct iovec){ fp->hdr, hlen };
+	cnt = ddp_iov_slice(m->iov, m->iovcnt, m->sent, take, ulpdu + 1,
+			    RDMAP_MAX_SGE);
+	if (cnt < 0)
+		return cnt;
+	cnt = mpa_tx_fpdu(&qp->mpa_tx, ulpdu, 1 + cnt, &fp->frame, fp->wire,
+			  (int)qp->fpdu_iov_max);
+	if (cnt < 0)
+		return cnt;
+	fp->n_wire = cnt;
+	fp->wire_len = ddp_iov_len(fp->wire, cnt);
+	fp->completes_sq = -1;
+	fp->ird_done = 0;
+	fp->terminate = false;
+	m->sent += take;
+	if (m->hdr.last) {
+		if (m->kind == TX_SQ &&
+		    sq_at(qp, m->slot)->op != RDMAP_WR_READ)
+			fp->completes_sq = m->slot;
+		fp->ird_done = m->kind == TX_READ_RESP;
+		fp->terminate = m->kind == TX_TERMINATE;
+		m->kind = TX_NONE;
+	}
+	qp->fpdu_count++;
+	return 0;
+}
+
+/* Builds FPDUs ahead while there is room and something to send. */
+static void build_ahead(struct rdmap_qp *qp)
+{
+	while (qp->fpdu_count < qp->n_fpdus) {
+		int rc;
+
+		if (qp->msg.kind == TX_NONE && !next_msg(qp))
+			return;
+		rc = build_fpdu(qp);
+		if (rc) {
+			/* sizes were checked when the work was posted */
+			rdmap_fail(qp, rc);
+			return;
+		}
+	}
+}
+
+/*
+ * Fills @iov (at most @max entries, @max_bytes octets) with the next wire
+ * octets: several FPDUs when they are small.  Returns the entry count, 0
+ * when nothing is ready.  The caller writes them and reports how many
+ * octets left with rdmap_tx_advance().
+ */
+int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
+		    size_t max_bytes)
+{
+	size_t skip = qp->tx_off, bytes = 0;
+	int n = 0;
+
+	build_ahead(qp);
+	for (uint32_t i = 0; i < qp->fpdu_count; i++) {
+		struct rdmap_fpdu *fp =
+			&qp->fpdus[(qp->fpdu_head + i) % qp->n_fpdus];
+
+		for (int j = 0; j < fp->n_wire; j++) {
+			uint8_t *base = fp->wire[j].iov_base;
+			size_t len = fp->wire[j].iov_len;
+
+			if (skip >= len) {
+				skip -= len;
+				continue;
+			}
+			base += skip;
+			len -= skip;
+			skip = 0;
+			if (n == max || bytes == max_bytes)
+				return n;
+			if (len > max_bytes - bytes)
+				len = max_bytes - bytes;
+			iov[n++] = (struct iovec){ base, len };
+			bytes += len;
+		}
+	}
+	return n;
+}
+
+bool rdmap_tx_pending(struct rdmap_qp *qp)
+{
+	build_ahead(qp);
+	return qp->fpdu_count > 0;
+}
+
+/* One FPDU has been handed down whole: what it finishes is finished. */
+static void fpdu_sent(struct rdmap_qp *qp, const struct rdmap_fpdu *fp)
+{
+	if (fp->completes_sq >= 0)
+		sq_at(qp, (uint32_t)fp->completes_sq)->state = SWQE_DONE;
+	if (fp->ird_done) {
+		qp->ird_head++;
+		qp->ird_count--;
+		qp->ird_started--;
+	}
+	if (fp->terminate) {
+		qp->state = RDMAP_QP_ERROR;
+		rdmap_event(qp, RDMAP_EV_TERMINATE_SENT, qp->err, &qp->term_out);
+	}
+}
+
+/* @len octets of what rdmap_tx_gather() returned were written. */
+void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
+{
+	qp->tx_off += len;
+	while (qp->fpdu_count &&
+	       qp->tx_off >= qp->fpdus[qp->fpdu_head % qp->n_fpdus].wire_len) {
+		struct rdmap_fpdu *fp = &qp->fpdus[qp->fpdu_head % qp->n_fpdus];
+
+		qp->tx_off -= fp->wire_len;
+		qp->fpdu_head++;
+		qp->fpdu_count--;
+		fpdu_sent(qp, fp);
+	}
+	rdmap_sq_complete(qp);
+}
+
+/*
+ * Drops what was built but not written.  With @keep_partial an FPDU already
+ * partly on the wire is kept, so the stream stays framed for a Terminate.
+ */
+void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial)
+{
+	qp->msg.kind = TX_NONE;
+	if (keep_partial && qp->fpdu_count && qp->tx_off) {
+		struct rdmap_fpdu *fp = &qp->fpdus[qp->fpdu_head % qp->n_fpdus];
+
+		fp->completes_sq = -1;
+		fp->ird_done = 0;
+		qp->fpdu_count = 1;
+		return;
+	}
+	qp->fpdu_count = 0;
+	qp->tx_off = 0;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Two RDMAP engines wired back to back in memory: what one gathers is fed
+ * to the other, cut at random points, optionally through the direct
+ * placement path.  Completions and events are recorded per side.
+ */
+#ifndef IW_TEST_RDMAP_PAIR_H
+#define IW_TEST_RDMAP_PAIR_H
+
+#include "rdmap/rdmap.h"
+#include "testutil.h"
+
+#define PAIR_MAX_CQES 65536
+#define PAIR_MAX_EVENTS 16
+
+struct pair_side {
+	struct rdmap_qp qp;
+	struct ddp_stag_table stags;
+	struct rdmap_srq srq;
+	bool use_srq;
+	struct rdmap_cqe *cqe;
+	uint32_t n_cqe;
+	struct rdmap_event ev[PAIR_MAX_EVENTS];
+	struct rdmap_term ev_term[PAIR_MAX_EVENTS];
+	uint32_t n_ev;
+	int feed_err; /* what rdmap_rx_feed last refused with */
+	/* every octet this side wrote, for tests that inspect the wire */
+	uint8_t *wire;
+	size_t wire_len, wire_cap;
+};
+
+struct pair_opts {
+	bool crc;
+	bool markers;	/* both directions */
+	uint16_t emss;	/* MULPDU derives from it */
+	uint16_t ird, ord;
+	uint8_t rtr;	/* peer-to-peer RTR type, 0 for none */
+	uint32_t sq_depth, rq_depth, max_sge, max_inline;
+	bool srq;	/* side 1 takes its receives from an SRQ */
+	bool record_wire;
+};
+
+struct pair {
+	struct pair_side s[2]; /* 0 initiator, 1 responder */
+	struct rng *rng;
+	size_t max_cut;	 /* longest piece handed to rx_feed at once */
+	bool direct;	 /* use rdmap_rx_direct when it offers a window */
+	size_t max_chunk; /* longest piece taken from tx at once */
+};
+
+void pair_opts_default(struct pair_opts *o);
+void pair_init(struct pair *p, const struct pair_opts *o, struct rng *r);
+void pair_fini(struct pair *p);
+/* Moves octets both ways until neither side has anything to send. */
+void pair_pump(struct pair *p);
+/* Moves octets from side @from only, at most @max. */
+size_t pair_pump_one(struct pair *p, int from, size_t max);
+/* Feeds raw octets to side @to as if its peer had sent them. */
+int pair_inject(struct pair *p, int to, const uint8_t *b, size_t len);
+
+/* Registers a fresh buffer on a side; returns its STag. */
+uint32_t pair_reg(struct pair *p, int side, void *buf, size_t len,
+		  uint32_t access);
+
+#endif /* IW_TEST_RDMAP_PAIR_H */
