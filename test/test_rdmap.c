@@ -1,0 +1,885 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RDMAP engine suite: two engines back to back in memory.  First the
+ * ordering and flow rules one at a time, then randomized conversations
+ * (thousands of operations, every payload octet and every completion
+ * checked, every octet outside the targets proven untouched).
+ * Error cases and their Terminates are in test_rdmap_errors.c.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/error.h"
+#include "rdmap_pair.h"
+
+#define ACC_ALL (DDP_ACCESS_LOCAL_WRITE | DDP_ACCESS_REMOTE_WRITE | \
+		 DDP_ACCESS_REMOTE_READ)
+
+static struct rng rng;
+
+static void setup(struct pair *p, struct pair_opts *o, const char *name,
+		  uint64_t seed)
+{
+	rng_seed(&rng, name, seed);
+	pair_init(p, o, &rng);
+}
+
+static struct rdmap_send_wr send_wr(uint64_t id, uint8_t op,
+				    const struct rdmap_sge *sge, uint32_t n)
+{
+	return (struct rdmap_send_wr){ .wr_id = id, .op = op,
+				       .flags = RDMAP_WR_SIGNALED, .sge = sge,
+				       .num_sge = n };
+}
+
+static uint32_t count_cqes(const struct pair_side *s, bool recv)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->n_cqe; i++)
+		n += s->cqe[i].recv == recv;
+	return n;
+}
+
+/* ---- rules, one at a time ------------------------------------------ */
+
+START_TEST(send_write_read_move_data_and_complete)
+{
+	static uint8_t a[8192], b[8192], c[8192];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb, sc;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "basic", 1);
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i * 7 + 1);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	sc = pair_reg(&p, 0, c, sizeof(c), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)b, 3000, sb };
+		struct rdmap_recv_wr rw = { 77, &rs, 1 };
+		struct rdmap_sge ss = { (uintptr_t)a, 2500, sa };
+		struct rdmap_sge ws = { (uintptr_t)a + 100, 1000, sa };
+		struct rdmap_sge cs = { (uintptr_t)c, 2000, sc };
+		struct rdmap_send_wr s = send_wr(1, RDMAP_WR_SEND, &ss, 1);
+		struct rdmap_send_wr w = send_wr(2, RDMAP_WR_WRITE, &ws, 1);
+		struct rdmap_send_wr r = send_wr(3, RDMAP_WR_READ, &cs, 1);
+
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)b + 5000;
+		r.rkey = sb;
+		r.remote_addr = (uintptr_t)b + 5000;
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp, &rw), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &r), 0);
+	}
+	pair_pump(&p);
+	ck_assert_uint_eq(p.s[0].n_cqe, 3);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(p.s[0].cqe[i].wr_id, (uint64_t)i + 1);
+		ck_assert_uint_eq(p.s[0].cqe[i].status, RDMAP_WC_SUCCESS);
+	}
+	ck_assert_uint_eq(p.s[0].cqe[0].opcode, RDMAP_WC_SEND);
+	ck_assert_uint_eq(p.s[0].cqe[1].opcode, RDMAP_WC_WRITE);
+	ck_assert_uint_eq(p.s[0].cqe[2].opcode, RDMAP_WC_READ);
+	ck_assert_uint_eq(p.s[0].cqe[2].byte_len, 2000);
+	ck_assert_uint_eq(p.s[1].n_cqe, 1);
+	ck_assert(p.s[1].cqe[0].recv);
+	ck_assert_uint_eq(p.s[1].cqe[0].wr_id, 77);
+	ck_assert_uint_eq(p.s[1].cqe[0].byte_len, 2500);
+	ck_assert_mem_eq(b, a, 2500);
+	ck_assert_mem_eq(b + 5000, a + 100, 1000);
+	ck_assert_mem_eq(c, b + 5000, 2000);
+	pair_fini(&p);
+}
+END_TEST
+
+START_TEST(send_completes_after_an_earlier_outstanding_read)
+{
+	static uint8_t a[4096], b[4096];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "order", 2);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)a, 1000, sa };
+		struct rdmap_sge ss = { (uintptr_t)a + 2000, 10, sa };
+		struct rdmap_sge qs = { (uintptr_t)b, 100, sb };
+		struct rdmap_recv_wr q = { 9, &qs, 1 };
+		struct rdmap_send_wr r = send_wr(1, RDMAP_WR_READ, &rs, 1);
+		struct rdmap_send_wr s = send_wr(2, RDMAP_WR_SEND, &ss, 1);
+
+		r.rkey = sb;
+		r.remote_addr = (uintptr_t)b + 1000;
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp, &q), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &r), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s), 0);
+	}
+	/* the Read Request and the Send both leave; the Send is handed down */
+	while (pair_pump_one(&p, 0, SIZE_MAX))
+		;
+	ck_assert_uint_eq(p.s[1].n_cqe, 1);
+	ck_assert_uint_eq(p.s[0].n_cqe, 0); /* but waits behind the Read */
+	pair_pump(&p);
+	ck_assert_uint_eq(p.s[0].n_cqe, 2);
+	ck_assert_uint_eq(p.s[0].cqe[0].wr_id, 1);
+	ck_assert_uint_eq(p.s[0].cqe[1].wr_id, 2);
+	pair_fini(&p);
+}
+END_TEST
+
+START_TEST(reads_in_flight_never_exceed_ord)
+{
+	static uint8_t a[4096], b[4096];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+
+	pair_opts_default(&o);
+	o.ord = 2;
+	o.ird = 2;
+	setup(&p, &o, "ord", 3);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	for (int i = 0; i < 5; i++) {
+		struct rdmap_sge rs = { (uintptr_t)a + 100 * i, 50, sa };
+		struct rdmap_send_wr r = send_wr((uint64_t)i, RDMAP_WR_READ,
+						 &rs, 1);
+
+		r.rkey = sb;
+		r.remote_addr = (uintptr_t)b;
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &r), 0);
+	}
+	while (pair_pump_one(&p, 0, SIZE_MAX))
+		;
+	/* the peer holds two Requests; the other three wait for credit */
+	ck_assert_uint_eq(p.s[1].qp.ird_count, 2);
+	ck_assert_uint_eq(p.s[0].qp.ord_count, 2);
+	pair_pump(&p);
+	ck_assert_uint_eq(p.s[0].n_cqe, 5);
+	for (uint32_t i = 0; i < 5; i++)
+		ck_assert_uint_eq(p.s[0].cqe[i].wr_id, i);
+	pair_fini(&p);
+}
+END_TEST
+
+START_TEST(responder_sends_nothing_before_the_initiators_first_fpdu)
+{
+	static uint8_t a[4096], b[4096];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "gate", 4);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)a, 100, sa };
+		struct rdmap_recv_wr rw = { 5, &rs, 1 };
+		struct rdmap_sge ss = { (uintptr_t)b, 10, sb };
+		struct rdmap_send_wr s = send_wr(6, RDMAP_WR_SEND, &ss, 1);
+
+		ck_assert_int_eq(rdmap_post_recv(&p.s[0].qp, &rw), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[1].qp, &s), 0);
+	}
+	ck_assert(!rdmap_tx_pending(&p.s[1].qp));
+	ck_assert_uint_eq(pair_pump_one(&p, 1, SIZE_MAX), 0);
+	{
+		struct rdmap_sge ws = { (uintptr_t)a + 1000, 0, sa };
+		struct rdmap_send_wr w = send_wr(7, RDMAP_WR_WRITE, &ws, 1);
+
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)b;
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+	}
+	pair_pump_one(&p, 0, SIZE_MAX);
+	ck_assert_uint_eq(p.s[1].n_ev, 1);
+	ck_assert_uint_eq(p.s[1].ev[0].type, RDMAP_EV_ESTABLISHED);
+	ck_assert(rdmap_tx_pending(&p.s[1].qp));
+	pair_pump(&p);
+	ck_assert_uint_eq(count_cqes(&p.s[0], true), 1);
+	ck_assert_uint_eq(count_cqes(&p.s[1], false), 1);
+	pair_fini(&p);
+}
+END_TEST
+
+/*
+ * RFC 6581: the initiator's first FPDU is the agreed zero-length RTR (a
+ * Send, a Write with a non-zero STag, or a Read), it completes nothing and
+ * consumes no receive, and it opens the responder's side.  _i: the type.
+ */
+START_TEST(rtr_opens_the_responder_and_consumes_nothing)
+{
+	static const uint8_t types[] = { MPA_RTR_SEND, MPA_RTR_WRITE,
+					 MPA_RTR_READ };
+	static uint8_t a[4096], b[4096];
+	struct pair_opts o;
+	struct pair p;
+	struct ddp_hdr h;
+	uint8_t rtr = types[_i];
+	uint32_t sa, sb;
+
+	pair_opts_default(&o);
+	o.rtr = rtr;
+	o.record_wire = true;
+	setup(&p, &o, "rtr", 5 + (uint64_t)_i);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)b, 100, sb };
+		struct rdmap_recv_wr rw = { 11, &rs, 1 };
+		struct rdmap_sge ss = { (uintptr_t)b + 200, 40, sb };
+		struct rdmap_send_wr s = send_wr(12, RDMAP_WR_WRITE, &ss, 1);
+
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp, &rw), 0);
+		s.rkey = sa;
+		s.remote_addr = (uintptr_t)a;
+		ck_assert_int_eq(rdmap_post_send(&p.s[1].qp, &s), 0);
+	}
+	ck_assert_uint_eq(pair_pump_one(&p, 1, SIZE_MAX), 0);
+	pair_pump(&p);
+	ck_assert_uint_eq(p.s[0].n_cqe, 0);
+	ck_assert_uint_eq(p.s[1].n_cqe, 1); /* its Write, not the receive */
+	ck_assert_uint_eq(p.s[1].cqe[0].wr_id, 12);
+	ck_assert_mem_eq(a, b + 200, 40);
+	ck_assert_uint_eq(p.s[1].qp.rq_count, 1);
+	/* the first FPDU on the wire: length field, then the DDP header */
+	ck_assert_int_eq(ddp_hdr_decode(p.s[0].wire + 2, p.s[0].wire_len - 2,
+					&h) > 0, 1);
+	switch (rtr) {
+	case MPA_RTR_SEND:
+		ck_assert(!h.tagged && h.qn == RDMAP_QN_SEND && h.msn == 1);
+		ck_assert_uint_eq(h.rsvdulp & 0x0f, RDMAP_OP_SEND);
+		break;
+	case MPA_RTR_WRITE:
+		ck_assert(h.tagged && h.stag != 0);
+		ck_assert_uint_eq(h.rsvdulp & 0x0f, RDMAP_OP_WRITE);
+		break;
+	default:
+		ck_assert(!h.tagged && h.qn == RDMAP_QN_READ_REQ);
+		ck_assert_uint_eq(h.rsvdulp & 0x0f, RDMAP_OP_READ_REQ);
+		break;
+	}
+	pair_fini(&p);
+}
+END_TEST
+
+START_TEST(send_with_invalidate_and_solicited_event_are_reported)
+{
+	static uint8_t a[4096], b[4096], victim[64];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb, sv;
+	uint8_t *where;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "inv", 9);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	sv = pair_reg(&p, 1, victim, sizeof(victim), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)b, 100, sb };
+		struct rdmap_recv_wr r1 = { 1, &rs, 1 }, r2 = { 2, &rs, 1 };
+		struct rdmap_sge ss = { (uintptr_t)a, 10, sa };
+		struct rdmap_send_wr s1 = send_wr(3, RDMAP_WR_SEND_INV, &ss, 1);
+		struct rdmap_send_wr s2 = send_wr(4, RDMAP_WR_SEND, &ss, 1);
+
+		s1.inv_stag = sv;
+		s2.flags |= RDMAP_WR_SOLICITED;
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp, &r1), 0);
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp, &r2), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s1), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s2), 0);
+	}
+	pair_pump(&p);
+	ck_assert_uint_eq(p.s[1].n_cqe, 2);
+	ck_assert_uint_eq(p.s[1].cqe[0].flags, RDMAP_CQE_INVALIDATED);
+	ck_assert_uint_eq(p.s[1].cqe[0].inv_stag, sv);
+	ck_assert_uint_eq(p.s[1].cqe[1].flags, RDMAP_CQE_SOLICITED);
+	ck_assert_int_eq(ddp_mr_check(&p.s[1].stags, sv, 1, 0,
+				      (uintptr_t)victim, 1, &where),
+			 DDP_MR_BAD_STAG);
+	pair_fini(&p);
+}
+END_TEST
+
+START_TEST(unsignaled_work_completes_silently_unless_it_fails)
+{
+	static uint8_t a[4096], b[4096];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "unsignaled", 10);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	for (int i = 0; i < 4; i++) {
+		struct rdmap_sge ws = { (uintptr_t)a, 64, sa };
+		struct rdmap_send_wr w = send_wr((uint64_t)i, RDMAP_WR_WRITE,
+						 &ws, 1);
+
+		w.flags = i == 3 ? RDMAP_WR_SIGNALED : 0;
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)b;
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+	}
+	pair_pump(&p);
+	ck_assert_uint_eq(p.s[0].n_cqe, 1);
+	ck_assert_uint_eq(p.s[0].cqe[0].wr_id, 3);
+	/* on a stream in error, unsignaled work is flushed with a completion */
+	rdmap_qp_set_error(&p.s[0].qp, -IW_ECLOSED);
+	{
+		struct rdmap_sge ws = { (uintptr_t)a, 64, sa };
+		struct rdmap_send_wr w = send_wr(9, RDMAP_WR_WRITE, &ws, 1);
+
+		w.flags = 0;
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+	}
+	ck_assert_uint_eq(p.s[0].n_cqe, 2);
+	ck_assert_uint_eq(p.s[0].cqe[1].wr_id, 9);
+	ck_assert_uint_eq(p.s[0].cqe[1].status, RDMAP_WC_WR_FLUSH_ERR);
+	pair_fini(&p);
+}
+END_TEST
+
+START_TEST(inline_data_is_copied_when_posted)
+{
+	static uint8_t a[256], b[256];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sb;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "inline", 11);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	memset(a, 0x3c, sizeof(a));
+	{
+		/* no lkey needed: the data is taken at once */
+		struct rdmap_sge ws[2] = { { (uintptr_t)a, 60, 0 },
+					   { (uintptr_t)a + 60, 40, 0 } };
+		struct rdmap_send_wr w = send_wr(1, RDMAP_WR_WRITE, ws, 2);
+
+		w.flags |= RDMAP_WR_INLINE;
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)b;
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+		ws[1].length = 100; /* 160 octets: over max_inline */
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w),
+				 -IW_ELOCAL_LENGTH);
+	}
+	memset(a, 0, sizeof(a));
+	pair_pump(&p);
+	for (int i = 0; i < 100; i++)
+		ck_assert_uint_eq(b[i], 0x3c);
+	ck_assert_uint_eq(b[100], 0);
+	pair_fini(&p);
+}
+END_TEST
+
+START_TEST(post_checks_its_arguments)
+{
+	static uint8_t a[256];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa;
+	struct rdmap_sge sge[8];
+
+	pair_opts_default(&o);
+	o.sq_depth = 2;
+	o.rq_depth = 1;
+	setup(&p, &o, "post", 12);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	for (int i = 0; i < 8; i++)
+		sge[i] = (struct rdmap_sge){ (uintptr_t)a, 8, sa };
+	{
+		struct rdmap_send_wr w = send_wr(1, RDMAP_WR_SEND, sge, 7);
+		struct rdmap_recv_wr r = { 1, sge, 1 };
+
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), -EINVAL);
+		w = send_wr(1, RDMAP_WR_READ, sge, 2);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), -EINVAL);
+		w = send_wr(1, 9, sge, 1);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), -EINVAL);
+		w = send_wr(1, RDMAP_WR_SEND, sge, 1);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), -ENOMEM);
+		ck_assert_int_eq(rdmap_post_recv(&p.s[0].qp, &r), 0);
+		ck_assert_int_eq(rdmap_post_recv(&p.s[0].qp, &r), -ENOMEM);
+	}
+	pair_fini(&p);
+}
+END_TEST
+
+/* ---- randomized conversations -------------------------------------- */
+
+#define ARENA_SIZE (6u << 20)
+#define GUARD 4096
+#define GUARD_BYTE 0xa5
+#define MAX_OPS_PER_ROUND 48
+#define MAX_RECORDS 4096
+
+enum arena_kind { AR_SRC, AR_RECV, AR_TARGET, AR_SINK, N_ARENAS };
+
+struct arena {
+	uint8_t *mem;	/* guard, region, guard */
+	uint8_t *base;	/* the registered region */
+	uint8_t *bg;	/* what untouched octets hold */
+	uint32_t stag;
+	size_t used;
+};
+
+/* A destination range and where in the expected store its data is. */
+struct record {
+	uint8_t *dst;
+	size_t len;
+	size_t exp;
+};
+
+struct model_side {
+	struct arena ar[N_ARENAS];
+	struct rdmap_cqe want_sq[MAX_OPS_PER_ROUND * 2];
+	uint32_t n_want_sq;
+	struct rdmap_cqe want_rq[MAX_OPS_PER_ROUND * 2];
+	uint32_t n_want_rq;
+	uint32_t inv_stag[MAX_OPS_PER_ROUND];
+	uint32_t n_inv;
+	uint8_t inv_buf[MAX_OPS_PER_ROUND][16];
+};
+
+struct model {
+	struct pair p;
+	struct model_side m[2];
+	uint8_t *exp; /* expected data store */
+	size_t exp_used;
+	struct record rec[MAX_RECORDS];
+	uint32_t n_rec;
+	uint64_t next_id;
+	uint32_t max_sge, max_inline;
+	unsigned long ops, octets;
+};
+
+static void arena_init(struct model *mo, int side, int kind)
+{
+	struct arena *a = &mo->m[side].ar[kind];
+
+	a->mem = malloc(ARENA_SIZE + 2 * GUARD);
+	a->bg = malloc(ARENA_SIZE);
+	ck_assert_ptr_nonnull(a->mem);
+	ck_assert_ptr_nonnull(a->bg);
+	a->base = a->mem + GUARD;
+	memset(a->mem, GUARD_BYTE, GUARD);
+	memset(a->base + ARENA_SIZE, GUARD_BYTE, GUARD);
+	rng_fill(&rng, a->bg, ARENA_SIZE);
+	memcpy(a->base, a->bg, ARENA_SIZE);
+	/* each arena only grants what its role needs */
+	a->stag = pair_reg(&mo->p, side, a->base, ARENA_SIZE,
+			   kind == AR_SRC    ? DDP_ACCESS_REMOTE_READ
+			   : kind == AR_RECV ? DDP_ACCESS_LOCAL_WRITE
+			   : kind == AR_SINK ? DDP_ACCESS_LOCAL_WRITE
+					     : DDP_ACCESS_REMOTE_WRITE);
+	a->used = 0;
+}
+
+/* Takes @len octets (after a small random gap) from an arena. */
+static uint8_t *arena_take(struct arena *a, size_t len)
+{
+	size_t gap = (size_t)rng_range(&rng, 0, 24);
+
+	if (a->used + gap + len > ARENA_SIZE)
+		return NULL;
+	a->used += gap;
+	a->used += len;
+	return a->base + a->used - len;
+}
+
+/* Cuts @len octets into up to @max pieces taken from @a, some empty. */
+static int split_sges(struct arena *a, size_t len, uint32_t max,
+		      struct rdmap_sge *sge)
+{
+	uint32_t n = (uint32_t)rng_range(&rng, 1, max);
+	size_t left = len;
+
+	for (uint32_t i = 0; i < n; i++) {
+		size_t piece = i + 1 == n ? left
+					  : (size_t)rng_range(&rng, 0, left);
+		uint8_t *p = arena_take(a, piece);
+
+		if (!p)
+			return -1;
+		sge[i] = (struct rdmap_sge){ (uintptr_t)p, (uint32_t)piece,
+					     a->stag };
+		left -= piece;
+	}
+	return (int)n;
+}
+
+static size_t exp_put(struct model *mo, const struct rdmap_sge *sge, int n)
+{
+	size_t at = mo->exp_used;
+
+	for (int i = 0; i < n; i++) {
+		memcpy(mo->exp + mo->exp_used,
+		       (const void *)(uintptr_t)sge[i].addr, sge[i].length);
+		mo->exp_used += sge[i].length;
+	}
+	return at;
+}
+
+static void record(struct model *mo, uint8_t *dst, size_t len, size_t exp)
+{
+	require(mo->n_rec < MAX_RECORDS, "record list full");
+	mo->rec[mo->n_rec++] = (struct record){ dst, len, exp };
+}
+
+/* Mostly small messages, some medium, a few up to 1 MiB. */
+static size_t pick_len(void)
+{
+	uint64_t k = rng_range(&rng, 0, 99);
+
+	if (k < 6)
+		return 0;
+	if (k < 60)
+		return (size_t)rng_range(&rng, 1, 512);
+	if (k < 85)
+		return (size_t)rng_range(&rng, 513, 16384);
+	if (k < 97)
+		return (size_t)rng_range(&rng, 16385, 262144);
+	return (size_t)rng_range(&rng, 262145, 1u << 20);
+}
+
+static uint8_t pick_flags(size_t len, uint32_t max_inline, bool may_inline)
+{
+	uint8_t f = rng_range(&rng, 0, 4) ? RDMAP_WR_SIGNALED : 0;
+
+	if (may_inline && len <= max_inline && rng_range(&rng, 0, 1))
+		f |= RDMAP_WR_INLINE;
+	return f;
+}
+
+static void want_sq(struct model *mo, int side, const struct rdmap_send_wr *w,
+		    uint8_t opcode, size_t len)
+{
+	struct model_side *m = &mo->m[side];
+
+	if (!(w->flags & RDMAP_WR_SIGNALED))
+		return;
+	m->want_sq[m->n_want_sq++] = (struct rdmap_cqe){
+		.wr_id = w->wr_id, .status = RDMAP_WC_SUCCESS,
+		.opcode = opcode, .byte_len = (uint32_t)len,
+	};
+}
+
+/* A Send (maybe solicited, maybe with Invalidate) and its receive. */
+static bool op_send(struct model *mo, int side, bool invalidate)
+{
+	struct model_side *me = &mo->m[side], *peer = &mo->m[!side];
+	struct rdmap_sge src[RDMAP_MAX_SGE], dst[RDMAP_MAX_SGE];
+	size_t len = pick_len(), slack = (size_t)rng_range(&rng, 0, 100);
+	int ns = split_sges(&me->ar[AR_SRC], len, mo->max_sge, src);
+	int nd = ns < 0 ? -1 : split_sges(&peer->ar[AR_RECV], len + slack,
+					   mo->max_sge, dst);
+	struct rdmap_send_wr w;
+	struct rdmap_recv_wr r;
+	size_t at, off = 0;
+	uint8_t flags = 0;
+
+	if (ns < 0 || nd < 0)
+		return false;
+	w = send_wr(mo->next_id++, invalidate ? RDMAP_WR_SEND_INV
+					      : RDMAP_WR_SEND,
+		    src, (uint32_t)ns);
+	w.flags = pick_flags(len, mo->max_inline, true);
+	if (rng_range(&rng, 0, 4) == 0) {
+		w.flags |= RDMAP_WR_SOLICITED;
+		flags |= RDMAP_CQE_SOLICITED;
+	}
+	if (invalidate) {
+		uint32_t k = peer->n_inv++;
+
+		peer->inv_stag[k] = pair_reg(&mo->p, !side, peer->inv_buf[k],
+					     16, DDP_ACCESS_REMOTE_WRITE);
+		w.inv_stag = peer->inv_stag[k];
+		flags |= RDMAP_CQE_INVALIDATED;
+	}
+	r = (struct rdmap_recv_wr){ mo->next_id++, dst, (uint32_t)nd };
+	if (mo->p.s[!side].use_srq)
+		require(rdmap_srq_post(&mo->p.s[!side].srq, &r) == 0,
+			"srq post failed");
+	else
+		require(rdmap_post_recv(&mo->p.s[!side].qp, &r) == 0,
+			"post_recv failed");
+	require(rdmap_post_send(&mo->p.s[side].qp, &w) == 0, "post_send failed");
+	want_sq(mo, side, &w, RDMAP_WC_SEND, len);
+	peer->want_rq[peer->n_want_rq++] = (struct rdmap_cqe){
+		.wr_id = r.wr_id, .status = RDMAP_WC_SUCCESS,
+		.opcode = RDMAP_WC_RECV, .recv = true, .flags = flags,
+		.byte_len = (uint32_t)len, .inv_stag = w.inv_stag,
+	};
+	at = exp_put(mo, src, ns);
+	for (int i = 0; i < nd && off < len; i++) {
+		size_t n = dst[i].length < len - off ? dst[i].length : len - off;
+
+		record(mo, (uint8_t *)(uintptr_t)dst[i].addr, n, at + off);
+		off += n;
+	}
+	mo->octets += len;
+	return true;
+}
+
+static bool op_write(struct model *mo, int side)
+{
+	struct model_side *me = &mo->m[side], *peer = &mo->m[!side];
+	struct rdmap_sge src[RDMAP_MAX_SGE];
+	size_t len = pick_len();
+	int ns = split_sges(&me->ar[AR_SRC], len, mo->max_sge, src);
+	uint8_t *target = ns < 0 ? NULL : arena_take(&peer->ar[AR_TARGET], len);
+	struct rdmap_send_wr w;
+
+	if (!target)
+		return false;
+	w = send_wr(mo->next_id++, RDMAP_WR_WRITE, src, (uint32_t)ns);
+	w.flags = pick_flags(len, mo->max_inline, true);
+	w.rkey = peer->ar[AR_TARGET].stag;
+	w.remote_addr = (uintptr_t)target;
+	require(rdmap_post_send(&mo->p.s[side].qp, &w) == 0, "post write");
+	want_sq(mo, side, &w, RDMAP_WC_WRITE, len);
+	record(mo, target, len, exp_put(mo, src, ns));
+	mo->octets += len;
+	return true;
+}
+
+static bool op_read(struct model *mo, int side)
+{
+	struct model_side *me = &mo->m[side], *peer = &mo->m[!side];
+	size_t len = pick_len();
+	uint8_t *from = arena_take(&peer->ar[AR_SRC], len);
+	uint8_t *sink = from ? arena_take(&me->ar[AR_SINK], len) : NULL;
+	struct rdmap_sge s;
+	struct rdmap_send_wr w;
+
+	if (!sink)
+		return false;
+	s = (struct rdmap_sge){ (uintptr_t)sink, (uint32_t)len,
+				me->ar[AR_SINK].stag };
+	w = send_wr(mo->next_id++, RDMAP_WR_READ, &s, 1);
+	w.flags = pick_flags(len, 0, false);
+	w.rkey = peer->ar[AR_SRC].stag;
+	w.remote_addr = (uintptr_t)from;
+	require(rdmap_post_send(&mo->p.s[side].qp, &w) == 0, "post read");
+	want_sq(mo, side, &w, RDMAP_WC_READ, len);
+	{
+		struct rdmap_sge f = { (uintptr_t)from, (uint32_t)len, 0 };
+
+		record(mo, sink, len, exp_put(mo, &f, 1));
+	}
+	mo->octets += len;
+	return true;
+}
+
+static void check_cqes(struct model *mo, int side)
+{
+	struct model_side *m = &mo->m[side];
+	struct pair_side *s = &mo->p.s[side];
+	uint32_t nsq = 0, nrq = 0;
+
+	for (uint32_t i = 0; i < s->n_cqe; i++) {
+		const struct rdmap_cqe *c = &s->cqe[i];
+		const struct rdmap_cqe *w = c->recv ? &m->want_rq[nrq++]
+						    : &m->want_sq[nsq++];
+
+		require(c->recv ? nrq <= m->n_want_rq : nsq <= m->n_want_sq,
+			"side %d: unexpected completion wr %llu", side,
+			(unsigned long long)c->wr_id);
+		require(c->wr_id == w->wr_id && c->status == w->status &&
+				c->opcode == w->opcode &&
+				c->byte_len == w->byte_len &&
+				c->flags == w->flags &&
+				c->inv_stag == w->inv_stag,
+			"side %d completion %u: wr %llu status %u op %u len %u "
+			"flags %u, want wr %llu op %u len %u flags %u",
+			side, i, (unsigned long long)c->wr_id, c->status,
+			c->opcode, c->byte_len, c->flags,
+			(unsigned long long)w->wr_id, w->opcode, w->byte_len,
+			w->flags);
+	}
+	require(nsq == m->n_want_sq && nrq == m->n_want_rq,
+		"side %d: %u/%u send and %u/%u receive completions", side, nsq,
+		m->n_want_sq, nrq, m->n_want_rq);
+	for (uint32_t k = 0; k < m->n_inv; k++) {
+		uint8_t *where;
+
+		require(ddp_mr_check(&s->stags, m->inv_stag[k], 1, 0,
+				     (uintptr_t)m->inv_buf[k], 1,
+				     &where) == DDP_MR_BAD_STAG,
+			"invalidated STag still valid");
+		ddp_mr_deregister(&s->stags, m->inv_stag[k]);
+	}
+}
+
+/*
+ * After a round: every destination range holds its data; then it is put
+ * back to the background, and every arena (guards included) must then
+ * equal its background, which proves no other octet was touched.
+ */
+static void check_memory(struct model *mo)
+{
+	for (uint32_t i = 0; i < mo->n_rec; i++) {
+		struct record *r = &mo->rec[i];
+
+		require(memcmp(r->dst, mo->exp + r->exp, r->len) == 0,
+			"record %u: %zu octets differ", i, r->len);
+	}
+	for (int side = 0; side < 2; side++) {
+		for (int k = 0; k < N_ARENAS; k++) {
+			struct arena *a = &mo->m[side].ar[k];
+
+			for (uint32_t i = 0; i < mo->n_rec; i++) {
+				struct record *r = &mo->rec[i];
+
+				if (r->dst >= a->base && r->dst < a->base + ARENA_SIZE)
+					memcpy(r->dst, a->bg + (r->dst - a->base),
+					       r->len);
+			}
+			require(memcmp(a->base, a->bg, a->used + 64 < ARENA_SIZE
+							       ? a->used + 64
+							       : ARENA_SIZE) == 0,
+				"side %d arena %d: octets outside the targets changed",
+				side, k);
+			for (size_t g = 0; g < GUARD; g++)
+				require(a->mem[g] == GUARD_BYTE &&
+						a->base[ARENA_SIZE + g] == GUARD_BYTE,
+					"side %d arena %d: guard damaged", side, k);
+			a->used = 0;
+		}
+	}
+}
+
+static void run_round(struct model *mo, uint32_t n_ops)
+{
+	mo->n_rec = 0;
+	mo->exp_used = 0;
+	for (int s = 0; s < 2; s++) {
+		mo->m[s].n_want_sq = mo->m[s].n_want_rq = mo->m[s].n_inv = 0;
+		mo->p.s[s].n_cqe = 0;
+	}
+	for (uint32_t i = 0; i < n_ops; i++) {
+		int side = (int)rng_range(&rng, 0, 1);
+		uint64_t k = rng_range(&rng, 0, 99);
+		bool ok = k < 35   ? op_send(mo, side, false)
+			  : k < 42 ? op_send(mo, side, true)
+			  : k < 72 ? op_write(mo, side)
+				   : op_read(mo, side);
+
+		if (!ok)
+			break; /* an arena is full: finish this round */
+		mo->ops++;
+	}
+	pair_pump(&mo->p);
+	for (int s = 0; s < 2; s++) {
+		require(mo->p.s[s].feed_err == 0, "side %d refused input: %s", s,
+			iw_strerror(mo->p.s[s].feed_err));
+		require(mo->p.s[s].qp.state == RDMAP_QP_RTS,
+			"side %d left RTS: %s", s, iw_strerror(mo->p.s[s].qp.err));
+		check_cqes(mo, s);
+	}
+	check_memory(mo);
+}
+
+/*
+ * _i picks the framing and the path: bit 0 markers, bit 1 CRC, bit 2
+ * direct placement; the RTR type, SRQ, MSS and cut sizes vary with it.
+ */
+#define RANDOM_CONFIGS 8
+#define OPS_PER_CONFIG 1300
+
+START_TEST(random_conversations_move_every_octet_right)
+{
+	static const uint8_t rtrs[] = { 0, MPA_RTR_WRITE, MPA_RTR_READ,
+					MPA_RTR_SEND };
+	static const uint16_t emss[] = { 1460, 9000, 65483, 536 };
+	struct pair_opts o;
+	struct model *mo = calloc(1, sizeof(*mo));
+
+	ck_assert_ptr_nonnull(mo);
+	pair_opts_default(&o);
+	o.markers = _i & 1;
+	o.crc = _i & 2;
+	o.rtr = rtrs[_i % 4];
+	o.srq = _i % 3 == 0;
+	o.emss = emss[(_i / 2) % 4];
+	setup(&mo->p, &o, "random_conversations", 0xc0ffee00u + (uint64_t)_i);
+	mo->p.direct = _i & 4;
+	mo->p.max_cut = _i % 3 == 1 ? 97 : 1 << 20;
+	mo->max_sge = o.max_sge;
+	mo->max_inline = o.max_inline;
+	mo->exp = malloc(4 * ARENA_SIZE);
+	ck_assert_ptr_nonnull(mo->exp);
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < N_ARENAS; k++)
+			arena_init(mo, s, k);
+	/* let the RTR and the responder's opening happen first */
+	pair_pump(&mo->p);
+	while (mo->ops < OPS_PER_CONFIG)
+		run_round(mo, (uint32_t)rng_range(&rng, 1, MAX_OPS_PER_ROUND));
+	printf("config %d: %lu operations, %lu payload octets verified\n", _i,
+	       mo->ops, mo->octets);
+	ck_assert_uint_ge(mo->ops, OPS_PER_CONFIG);
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < N_ARENAS; k++) {
+			free(mo->m[s].ar[k].mem);
+			free(mo->m[s].ar[k].bg);
+		}
+	free(mo->exp);
+	pair_fini(&mo->p);
+	free(mo);
+}
+END_TEST
+
+static Suite *rdmap_suite(void)
+{
+	Suite *s = suite_create("rdmap");
+	TCase *tc;
+
+	tc = tcase_create("rules");
+	tcase_add_test(tc, send_write_read_move_data_and_complete);
+	tcase_add_test(tc, send_completes_after_an_earlier_outstanding_read);
+	tcase_add_test(tc, reads_in_flight_never_exceed_ord);
+	tcase_add_test(tc, responder_sends_nothing_before_the_initiators_first_fpdu);
+	tcase_add_loop_test(tc, rtr_opens_the_responder_and_consumes_nothing, 0, 3);
+	tcase_add_test(tc, send_with_invalidate_and_solicited_event_are_reported);
+	tcase_add_test(tc, unsignaled_work_completes_silently_unless_it_fails);
+	tcase_add_test(tc, inline_data_is_copied_when_posted);
+	tcase_add_test(tc, post_checks_its_arguments);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("random");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, random_conversations_move_every_octet_right, 0,
+			    RANDOM_CONFIGS);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(rdmap_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
