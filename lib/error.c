@@ -129,6 +129,10 @@ static const struct iw_error_info error_table[IW_ERROR_END - IW_ERROR_BASE] = {
 	  "RDMA Read impossible: the peer granted no inbound Read credit (ORD 0)",
 	  NO_TERM),
 	E(IW_ECLOSED, "the connection closed", NO_TERM),
+	E(IW_ECQ_OVERRUN,
+	  "completion queue overrun: the CQ holds fewer entries than the work "
+	  "posted to it",
+	  NO_TERM),
 };
 
 const struct iw_error_info *iw_error_info(int err)

@@ -240,6 +240,16 @@ void rdmap_qp_set_error(struct rdmap_qp *qp, int err)
 }
 
 /*
+ * The owner refuses the stream for a protocol reason found outside the
+ * engine (an MPA Reply it cannot take, RFC 6581): the Terminate that names
+ * @err goes out, then the stream ends.
+ */
+void rdmap_qp_terminate(struct rdmap_qp *qp, int err)
+{
+	rdmap_fail(qp, err);
+}
+
+/*
  * Resolves a work request's local buffers through their lkeys.  Local keys
  * are checked when work is posted, so a bad one is refused at once with
  * -IW_ELOCAL_PROTECTION rather than discovered later on the wire.

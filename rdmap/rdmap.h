@@ -300,6 +300,7 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 void rdmap_qp_fini(struct rdmap_qp *qp);
 int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn);
 void rdmap_qp_set_error(struct rdmap_qp *qp, int err);
+void rdmap_qp_terminate(struct rdmap_qp *qp, int err);
 
 int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr);
 int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);

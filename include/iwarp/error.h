@@ -70,6 +70,7 @@ enum iw_error {
 	IW_ETERMINATED,	      /* the peer sent a Terminate */
 	IW_ENO_READ_CREDIT,   /* RDMA Read with ORD 0: the peer's IRD is 0 */
 	IW_ECLOSED,	      /* the connection closed */
+	IW_ECQ_OVERRUN,	      /* a completion found its CQ full */
 
 	IW_ERROR_END
 };

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libiwarp verbs: device context, protection domains, memory regions,
+ * completion queues, queue pairs and shared receive queues, modelled on
+ * libibverbs.  Connections are made with the calls in <iwarp/cm.h>.
+ *
+ * Threads: every call may be made from any thread.  Posting and polling
+ * run in the calling thread; a Send or Write is handed to the socket right
+ * away when it can be.  Received data is placed, and completions are
+ * generated, by the progress loop: the library's own thread, or the
+ * application's event_base when one is given to iw_open().
+ */
+#ifndef IWARP_VERBS_H
+#define IWARP_VERBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <iwarp/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct event_base;
+struct iw_context;
+struct iw_pd;
+struct iw_cq;
+struct iw_qp;
+struct iw_srq;
+
+/* ---- device context ---------------------------------------------- */
+
+struct iw_context_attr {
+	/*
+	 * NULL: the library runs a progress thread of its own.  Otherwise
+	 * the application dispatches this event_base itself (libevent with
+	 * pthreads support enabled, evthread_use_pthreads(), when other
+	 * threads call libiwarp).
+	 */
+	struct event_base *base;
+	uint32_t max_mr; /* registrations at once; 0: 65536 */
+	/* write every connection's traffic to this pcap file; NULL: none
+	 * (the IWARP_TRACE environment variable sets it too) */
+	const char *trace_path;
+};
+
+struct iw_context *iw_open(const struct iw_context_attr *attr);
+int iw_close(struct iw_context *ctx);
+
+/* Debug log to stderr: handshakes, Terminates, state changes, with the
+ * connection's addresses.  Level 0 is off; IWARP_DEBUG=1 in the
+ * environment turns it on at iw_open(). */
+void iw_set_debug(struct iw_context *ctx, int level);
+
+/* ---- protection domains and memory regions ------------------------ */
+
+struct iw_pd *iw_alloc_pd(struct iw_context *ctx);
+int iw_dealloc_pd(struct iw_pd *pd);
+
+enum iw_access_flags {
+	IW_ACCESS_LOCAL_WRITE = 1 << 0,
+	IW_ACCESS_REMOTE_WRITE = 1 << 1,
+	IW_ACCESS_REMOTE_READ = 1 << 2,
+};
+
+/* A registered region.  iWARP has one STag per region: lkey == rkey. */
+struct iw_mr {
+	struct iw_pd *pd;
+	void *addr;
+	size_t length;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
+struct iw_mr *iw_reg_mr(struct iw_pd *pd, void *addr, size_t length,
+			int access);
+int iw_dereg_mr(struct iw_mr *mr);
+
+/* ---- completion queues -------------------------------------------- */
+
+enum iw_wc_status {
+	IW_WC_SUCCESS,
+	IW_WC_LOC_LEN_ERR,
+	IW_WC_LOC_PROT_ERR,
+	IW_WC_LOC_QP_OP_ERR,
+	IW_WC_WR_FLUSH_ERR,
+	IW_WC_REM_ACCESS_ERR,
+	IW_WC_REM_OP_ERR,
+};
+
+enum iw_wc_opcode {
+	IW_WC_SEND,
+	IW_WC_RDMA_WRITE,
+	IW_WC_RDMA_READ,
+	IW_WC_RECV,
+};
+
+enum iw_wc_flags {
+	IW_WC_SOLICITED = 1 << 0, /* a Send with Solicited Event */
+	IW_WC_WITH_INV = 1 << 1,  /* invalidated_rkey was invalidated */
+};
+
+struct iw_wc {
+	uint64_t wr_id;
+	enum iw_wc_status status;
+	enum iw_wc_opcode opcode;
+	uint32_t byte_len;
+	uint32_t invalidated_rkey;
+	unsigned int wc_flags;
+	struct iw_qp *qp;
+	int err; /* the library code behind a failed status, else 0 */
+};
+
+struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context);
+int iw_destroy_cq(struct iw_cq *cq);
+int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc);
+/* Readable when an armed CQ has a completion event (see iw_req_notify_cq). */
+int iw_cq_fd(struct iw_cq *cq);
+int iw_req_notify_cq(struct iw_cq *cq, int solicited_only);
+int iw_get_cq_event(struct iw_cq *cq, void **cq_context);
+void iw_ack_cq_events(struct iw_cq *cq, unsigned int nevents);
+const char *iw_wc_status_str(enum iw_wc_status status);
+
+/* ---- queue pairs ---------------------------------------------------- */
+
+struct iw_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct iw_qp_init_attr {
+	struct iw_cq *send_cq;
+	struct iw_cq *recv_cq;
+	struct iw_srq *srq; /* receives come from here when set */
+	void *qp_context;
+	struct iw_qp_cap cap;
+	int sq_sig_all; /* every send work request is signaled */
+};
+
+enum iw_qp_state {
+	IW_QPS_INIT,	    /* created, not connected: receives may be posted */
+	IW_QPS_RTS,	    /* connected */
+	IW_QPS_TERMINATING, /* sending a Terminate */
+	IW_QPS_ERROR,
+};
+
+/* RFC 6581 ready-to-receive types, used as a set */
+enum iw_rtr {
+	IW_RTR_SEND = 1 << 0,
+	IW_RTR_WRITE = 1 << 1,
+	IW_RTR_READ = 1 << 2,
+};
+
+struct iw_qp_attr {
+	enum iw_qp_state state;
+	struct iw_qp_cap cap;
+	uint16_t ird, ord;	/* negotiated Read depths */
+	uint8_t mpa_revision;
+	uint8_t crc;		/* CRC32c in both directions */
+	uint8_t markers_tx;	/* we insert markers */
+	uint8_t markers_rx;	/* the peer inserts markers */
+	uint8_t rtr;		/* the agreed enum iw_rtr type, or 0 */
+	uint16_t mulpdu;	/* longest ULPDU we send */
+	int err;		/* why the QP left RTS, or 0 */
+};
+
+struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr);
+int iw_destroy_qp(struct iw_qp *qp);
+int iw_query_qp(struct iw_qp *qp, struct iw_qp_attr *attr);
+int iw_qp_to_error(struct iw_qp *qp);
+
+/* ---- work requests -------------------------------------------------- */
+
+struct iw_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+enum iw_wr_opcode {
+	IW_WR_SEND,
+	IW_WR_SEND_WITH_INV,
+	IW_WR_RDMA_WRITE,
+	IW_WR_RDMA_READ,
+};
+
+enum iw_send_flags {
+	IW_SEND_SIGNALED = 1 << 0,
+	IW_SEND_SOLICITED = 1 << 1,
+	IW_SEND_INLINE = 1 << 2,
+};
+
+struct iw_send_wr {
+	uint64_t wr_id;
+	struct iw_send_wr *next;
+	struct iw_sge *sg_list;
+	int num_sge;
+	enum iw_wr_opcode opcode;
+	unsigned int send_flags;
+	uint32_t invalidate_rkey; /* IW_WR_SEND_WITH_INV */
+	struct {
+		uint64_t remote_addr;
+		uint32_t rkey;
+	} rdma; /* IW_WR_RDMA_WRITE, IW_WR_RDMA_READ */
+};
+
+struct iw_recv_wr {
+	uint64_t wr_id;
+	struct iw_recv_wr *next;
+	struct iw_sge *sg_list;
+	int num_sge;
+};
+
+int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
+		 struct iw_send_wr **bad_wr);
+int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
+		 struct iw_recv_wr **bad_wr);
+
+/* ---- shared receive queues ------------------------------------------ */
+
+struct iw_srq_init_attr {
+	void *srq_context;
+	uint32_t max_wr;
+	uint32_t max_sge;
+};
+
+struct iw_srq *iw_create_srq(struct iw_pd *pd, struct iw_srq_init_attr *attr);
+int iw_destroy_srq(struct iw_srq *srq);
+int iw_post_srq_recv(struct iw_srq *srq, struct iw_recv_wr *wr,
+		     struct iw_recv_wr **bad_wr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IWARP_VERBS_H */

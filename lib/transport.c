@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: MIT
+/*
+ * TCP transport over libevent.  Sending: gather iovecs from the owner and
+ * hand them to one sendmsg() (several FPDUs per call, payload entries
+ * pointing into registered memory).  Receiving: readv() into the
+ * destination the owner names, when it names one, with the small buffer
+ * behind it for the headers that follow; otherwise into the small buffer.
+ * Optionally both directions are written to a pcap trace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "lib/transport.h"
+
+#define TP_RXBUF (64 * 1024)
+#define TP_IOV 1024		 /* IOV_MAX on Linux */
+#define TP_MAX_WRITE (1u << 20)	 /* octets per sendmsg */
+#define TP_ROUNDS 64		 /* syscalls per callback before yielding */
+
+/* ---- tracing --------------------------------------------------------- */
+
+int tp_trace_open(struct tp_trace *t, const char *path)
+{
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	rc = pcapw_open(&t->w, path);
+	if (rc)
+		return rc;
+	pthread_mutex_init(&t->lock, NULL);
+	t->next_isn = 0x10000000;
+	return 0;
+}
+
+void tp_trace_close(struct tp_trace *t)
+{
+	pcapw_close(&t->w);
+	free(t->active);
+	pthread_mutex_destroy(&t->lock);
+}
+
+static void addr_bytes(const struct sockaddr_storage *ss, const void **p)
+{
+	if (ss->ss_family == AF_INET6)
+		*p = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+	else
+		*p = &((const struct sockaddr_in *)ss)->sin_addr;
+}
+
+static uint16_t addr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/* Lists an active connection's ports before its SYN leaves. */
+static void trace_list_active(struct tp_conn *c, uint16_t lport,
+			      uint16_t rport)
+{
+	struct tp_trace *t = c->trace;
+
+	pthread_mutex_lock(&t->lock);
+	if (t->n_active == t->cap_active) {
+		size_t cap = t->cap_active ? 2 * t->cap_active : 16;
+		void *p = realloc(t->active, cap * sizeof(*t->active));
+
+		if (p) {
+			t->active = p;
+			t->cap_active = cap;
+		}
+	}
+	if (t->n_active < t->cap_active) {
+		t->active[t->n_active++] =
+			(struct tp_trace_ports){ lport, rport };
+		c->trace_listed = true;
+		c->trace_lport = lport;
+		c->trace_rport = rport;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Whether our own active end already traces this passive connection. */
+static bool trace_is_mirror(struct tp_trace *t, uint16_t lport,
+			    uint16_t rport)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->n_active && !found; i++)
+		found = t->active[i].local == rport && t->active[i].peer == lport;
+	pthread_mutex_unlock(&t->lock);
+	return found;
+}
+
+static void trace_unlist(struct tp_conn *c)
+{
+	struct tp_trace *t = c->trace;
+
+	if (!c->trace_listed)
+		return;
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->n_active; i++) {
+		if (t->active[i].local == c->trace_lport &&
+		    t->active[i].peer == c->trace_rport) {
+			t->active[i] = t->active[--t->n_active];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	c->trace_listed = false;
+}
+
+/*
+ * Starts the trace of a connection with the TCP handshake its connecting
+ * side (side 0 of the flow) opened.
+ */
+static void trace_start(struct tp_conn *c, bool active)
+{
+	const void *l, *p;
+	struct timeval now;
+	uint32_t isn;
+
+	if (!c->trace)
+		return;
+	if (!active &&
+	    trace_is_mirror(c->trace, addr_port(&c->local), addr_port(&c->peer))) {
+		c->trace = NULL;
+		return;
+	}
+	addr_bytes(&c->local, &l);
+	addr_bytes(&c->peer, &p);
+	gettimeofday(&now, NULL);
+	pthread_mutex_lock(&c->trace->lock);
+	isn = c->trace->next_isn;
+	c->trace->next_isn += 0x01000000;
+	c->trace_side = active ? 0 : 1;
+	if (active)
+		pcapw_flow_init(&c->flow, c->local.ss_family, l,
+				addr_port(&c->local), p, addr_port(&c->peer),
+				isn, isn + 0x00800000);
+	else
+		pcapw_flow_init(&c->flow, c->local.ss_family, p,
+				addr_port(&c->peer), l, addr_port(&c->local),
+				isn, isn + 0x00800000);
+	pcapw_handshake(&c->trace->w, &c->flow, &now);
+	c->trace_started = true;
+	pthread_mutex_unlock(&c->trace->lock);
+}
+
+/* Records @len octets from @iov that went out (tx) or came in (!tx). */
+static void trace_data(struct tp_conn *c, bool tx, const struct iovec *iov,
+		       int n, size_t len)
+{
+	struct iovec part[TP_IOV];
+	struct timeval now;
+	int k = 0;
+
+	if (!c->trace || !c->trace_started || !len)
+		return;
+	for (int i = 0; i < n && len; i++) {
+		part[k] = iov[i];
+		if (part[k].iov_len > len)
+			part[k].iov_len = len;
+		len -= part[k].iov_len;
+		k++;
+	}
+	gettimeofday(&now, NULL);
+	pthread_mutex_lock(&c->trace->lock);
+	pcapw_data(&c->trace->w, &c->flow,
+		   tx ? c->trace_side : !c->trace_side, part, k, &now);
+	pthread_mutex_unlock(&c->trace->lock);
+}
+
+static void trace_end(struct tp_conn *c)
+{
+	struct timeval now;
+
+	if (!c->trace)
+		return;
+	trace_unlist(c);
+	if (c->trace_started) {
+		gettimeofday(&now, NULL);
+		pthread_mutex_lock(&c->trace->lock);
+		pcapw_fin(&c->trace->w, &c->flow, c->trace_side, &now);
+		pthread_mutex_unlock(&c->trace->lock);
+	}
+	c->trace = NULL;
+}
+
+/* ---- addresses and sockets ------------------------------------------ */
+
+/* Host names, IPv4 and IPv6 literals; NULL host: any (passive) or loopback. */
+int tp_resolve(const char *host, const char *port, bool passive,
+	       struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = passive ? AI_PASSIVE : 0,
+	};
+	struct addrinfo *res;
+	int rc = getaddrinfo(host, port, &hints, &res);
+
+	if (rc)
+		return rc == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static void fill_addrs(struct tp_conn *c)
+{
+	socklen_t l = sizeof(c->local);
+
+	getsockname(c->fd, (struct sockaddr *)&c->local, &l);
+	l = sizeof(c->peer);
+	getpeername(c->fd, (struct sockaddr *)&c->peer, &l);
+}
+
+static int socket_setup(int fd)
+{
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		return -errno;
+	return 0;
+}
+
+/* ---- the data path -------------------------------------------------- */
+
+static void arm_write(struct tp_conn *c, bool on)
+{
+	if (on && !c->write_armed)
+		event_add(c->wev, NULL);
+	else if (!on && c->write_armed)
+		event_del_noblock(c->wev);
+	c->write_armed = on;
+}
+
+/*
+ * Sends what the owner has ready, several FPDUs per call, until it has
+ * nothing more or the socket is full (then the write event takes over).
+ * Returns 0 or the negated errno of a failed socket.
+ */
+int tp_kick(struct tp_conn *c)
+{
+	if (c->shut || c->connecting)
+		return 0;
+	for (int round = 0; round < TP_ROUNDS; round++) {
+		struct iovec iov[TP_IOV];
+		struct msghdr msg = { .msg_iov = iov };
+		size_t want = 0;
+		ssize_t w;
+		int n = c->ops->tx_gather(c->arg, iov, TP_IOV, TP_MAX_WRITE);
+
+		if (n <= 0) {
+			arm_write(c, false);
+			return 0;
+		}
+		msg.msg_iovlen = (size_t)n;
+		for (int i = 0; i < n; i++)
+			want += iov[i].iov_len;
+		do
+			w = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+		while (w < 0 && errno == EINTR);
+		if (w < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				arm_write(c, true);
+				return 0;
+			}
+			return -errno;
+		}
+		trace_data(c, true, iov, n, (size_t)w);
+		c->ops->tx_advance(c->arg, (size_t)w);
+		if (c->shut)
+			return 0;
+		if ((size_t)w < want) {
+			arm_write(c, true);
+			return 0;
+		}
+	}
+	arm_write(c, true); /* more to send: come back through the loop */
+	return 0;
+}
+
+/*
+ * Reads until the socket is empty (or a fair share is done): straight into
+ * the owner's destination when it names one, the rest into the small
+ * buffer.  Stops when the owner shuts the transport from a callback.
+ */
+static void read_some(struct tp_conn *c)
+{
+	for (int round = 0; round < TP_ROUNDS && !c->shut; round++) {
+		struct iovec iov[2];
+		size_t dlen = 0, direct = 0, want;
+		uint8_t *dst = c->ops->rx_direct(c->arg, &dlen);
+		int n = 0;
+		ssize_t r;
+
+		if (dst && dlen)
+			iov[n++] = (struct iovec){ dst, dlen };
+		iov[n++] = (struct iovec){ c->rxbuf, c->rxbuf_len };
+		want = dlen + c->rxbuf_len;
+		do
+			r = readv(c->fd, iov, n);
+		while (r < 0 && errno == EINTR);
+		if (r < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				c->ops->closed(c->arg, -errno);
+			return;
+		}
+		if (r == 0) {
+			c->eof_seen = true;
+			event_del_noblock(c->rev);
+			c->ops->closed(c->arg, 0);
+			return;
+		}
+		trace_data(c, false, iov, n, (size_t)r);
+		if (dst && dlen) {
+			direct = (size_t)r < dlen ? (size_t)r : dlen;
+			c->ops->rx_direct_done(c->arg, direct);
+		}
+		if (!c->shut && (size_t)r > direct)
+			c->ops->rx_feed(c->arg, c->rxbuf, (size_t)r - direct);
+		if ((size_t)r < want)
+			return; /* drained */
+	}
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct tp_conn *c = arg;
+	int rc = 0;
+
+	(void)fd;
+	(void)what;
+	c->ops->lock(c->arg);
+	if (!c->shut)
+		read_some(c);
+	if (!c->shut)
+		rc = tp_kick(c); /* replies, Read Responses, a Terminate */
+	if (rc && !c->shut)
+		c->ops->closed(c->arg, rc);
+	c->ops->unlock(c->arg);
+}
+
+static void on_write(evutil_socket_t fd, short what, void *arg)
+{
+	struct tp_conn *c = arg;
+	int rc = 0;
+
+	(void)what;
+	c->ops->lock(c->arg);
+	if (c->shut) {
+		c->ops->unlock(c->arg);
+		return;
+	}
+	if (c->connecting) {
+		socklen_t l = sizeof(rc);
+
+		c->connecting = false;
+		arm_write(c, false);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &rc, &l) || rc)
+			rc = -(rc ? rc : errno);
+		if (!rc) {
+			fill_addrs(c);
+			trace_start(c, true);
+			event_add(c->rev, NULL);
+		}
+		c->ops->connected(c->arg, rc);
+		rc = 0;
+	}
+	if (!c->shut)
+		rc = tp_kick(c);
+	if (rc && !c->shut)
+		c->ops->closed(c->arg, rc);
+	c->ops->unlock(c->arg);
+}
+
+static int conn_init(struct tp_conn *c, struct event_base *base, int fd,
+		     const struct tp_ops *ops, void *arg,
+		     struct tp_trace *trace)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->ops = ops;
+	c->arg = arg;
+	c->trace = trace;
+	c->rxbuf_len = TP_RXBUF;
+	c->rxbuf = malloc(c->rxbuf_len);
+	c->rev = event_new(base, fd, EV_READ | EV_PERSIST, on_read, c);
+	c->wev = event_new(base, fd, EV_WRITE | EV_PERSIST, on_write, c);
+	if (!c->rxbuf || !c->rev || !c->wev) {
+		free(c->rxbuf);
+		if (c->rev)
+			event_free(c->rev);
+		if (c->wev)
+			event_free(c->wev);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Starts a non-blocking connect; ops->connected() reports how it ended,
+ * a refusal the kernel reports at once included.
+ */
+int tp_connect(struct tp_conn *c, struct event_base *base,
+	       const struct sockaddr *sa, socklen_t len,
+	       const struct tp_ops *ops, void *arg, struct tp_trace *trace)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
+					       SOCK_CLOEXEC, 0);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = socket_setup(fd);
+	if (!rc)
+		rc = conn_init(c, base, fd, ops, arg, trace);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	c->connecting = true;
+	if (trace) {
+		/* our port, known before the SYN: the passive end may be ours */
+		struct sockaddr_storage any = { .ss_family = sa->sa_family };
+		struct sockaddr_storage dst;
+		socklen_t l = sizeof(c->local);
+
+		memcpy(&dst, sa, len);
+		if (bind(fd, (struct sockaddr *)&any,
+			 sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						   : sizeof(struct sockaddr_in)) == 0 &&
+		    getsockname(fd, (struct sockaddr *)&c->local, &l) == 0)
+			trace_list_active(c, addr_port(&c->local),
+					  addr_port(&dst));
+	}
+	if (connect(fd, sa, len) == 0 || errno == EINPROGRESS) {
+		event_add(c->wev, NULL);
+		c->write_armed = true;
+	} else {
+		/* report it from the loop like any other outcome */
+		event_active(c->wev, EV_WRITE, 0);
+	}
+	return 0;
+}
+
+/* Takes over an accepted socket. */
+int tp_adopt(struct tp_conn *c, struct event_base *base, int fd,
+	     const struct tp_ops *ops, void *arg, struct tp_trace *trace)
+{
+	int rc = socket_setup(fd);
+
+	if (!rc)
+		rc = conn_init(c, base, fd, ops, arg, trace);
+	if (rc)
+		return rc;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	fill_addrs(c);
+	trace_start(c, false);
+	event_add(c->rev, NULL);
+	return 0;
+}
+
+/*
+ * No more callbacks into the owner; the socket sends what it already holds
+ * and a FIN.  Called with the owner's lock held; tp_free() comes later.
+ */
+void tp_shutdown(struct tp_conn *c)
+{
+	if (c->shut)
+		return;
+	c->shut = true;
+	event_del_noblock(c->rev);
+	event_del_noblock(c->wev);
+	c->write_armed = false;
+	shutdown(c->fd, SHUT_WR);
+	trace_end(c);
+}
+
+/* Waits for a callback in flight, then releases everything.  No lock held. */
+void tp_free(struct tp_conn *c)
+{
+	if (!c->rev)
+		return;
+	event_free(c->rev);
+	event_free(c->wev);
+	c->rev = c->wev = NULL;
+	trace_end(c);
+	close(c->fd);
+	free(c->rxbuf);
+	c->rxbuf = NULL;
+}
+
+/* ---- listening ------------------------------------------------------- */
+
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
+		      struct sockaddr *peer, int peer_len, void *arg)
+{
+	struct tp_listener *tl = arg;
+
+	(void)l;
+	tl->accept_cb(tl->arg, fd, peer, peer_len);
+}
+
+int tp_listen(struct tp_listener *tl, struct event_base *base,
+	      const struct sockaddr *sa, socklen_t len, int backlog,
+	      void (*accept_cb)(void *arg, int fd, const struct sockaddr *peer,
+				int peer_len),
+	      void *arg)
+{
+	tl->accept_cb = accept_cb;
+	tl->arg = arg;
+	tl->l = evconnlistener_new_bind(base, on_accept, tl,
+					LEV_OPT_CLOSE_ON_FREE |
+						LEV_OPT_REUSEABLE |
+						LEV_OPT_THREADSAFE |
+						LEV_OPT_CLOSE_ON_EXEC,
+					backlog > 0 ? backlog : 128, sa,
+					(int)len);
+	return tl->l ? 0 : -(errno ? errno : EADDRINUSE);
+}
+
+void tp_listener_free(struct tp_listener *tl)
+{
+	if (tl->l)
+		evconnlistener_free(tl->l);
+	tl->l = NULL;
+}
+
+int tp_listener_addr(struct tp_listener *tl, struct sockaddr_storage *ss)
+{
+	socklen_t l = sizeof(*ss);
+
+	if (getsockname(evconnlistener_get_fd(tl->l), (struct sockaddr *)ss, &l))
+		return -errno;
+	return 0;
+}

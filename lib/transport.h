@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The TCP transport: one non-blocking socket per connection, driven by a
+ * libevent loop.  It knows nothing of iWARP: its owner hands it octets to
+ * send (iovecs into registered memory, gathered on demand) and takes what
+ * arrives, either from a small buffer or straight into the place the
+ * owner names (direct placement).
+ *
+ * Locking: every callback runs between ops->lock() and ops->unlock(); the
+ * owner calls tp_kick() and tp_shutdown() with that lock held and
+ * tp_free() without it.
+ */
+#ifndef IW_LIB_TRANSPORT_H
+#define IW_LIB_TRANSPORT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "lib/pcap_writer.h"
+
+struct event;
+struct event_base;
+struct evconnlistener;
+
+struct tp_ops {
+	void (*lock)(void *arg);
+	void (*unlock)(void *arg);
+	/* octets ready to send, as rdmap_tx_gather() hands them out */
+	int (*tx_gather)(void *arg, struct iovec *iov, int max,
+			 size_t max_bytes);
+	void (*tx_advance)(void *arg, size_t len);
+	/* received octets; a negative return closes nothing by itself */
+	int (*rx_feed)(void *arg, const uint8_t *p, size_t len);
+	/* where the next octets may go directly, and how many went there */
+	uint8_t *(*rx_direct)(void *arg, size_t *len);
+	int (*rx_direct_done)(void *arg, size_t len);
+	/* an active open finished: 0 or a negated errno */
+	void (*connected)(void *arg, int err);
+	/* the peer closed (0) or the socket failed (negated errno) */
+	void (*closed)(void *arg, int err);
+};
+
+/* Both directions of every traced connection go to one pcap writer. */
+struct tp_trace {
+	pthread_mutex_t lock;
+	struct pcapw w;
+	uint32_t next_isn;
+	/* ports of our own active connections, so that when both ends are in
+	 * this process the passive end does not trace it a second time */
+	struct tp_trace_ports {
+		uint16_t local, peer;
+	} *active;
+	size_t n_active, cap_active;
+};
+
+struct tp_conn {
+	int fd;
+	struct event *rev, *wev;
+	const struct tp_ops *ops;
+	void *arg;
+	bool connecting;
+	bool write_armed;
+	bool shut; /* no more callbacks into the owner */
+	bool eof_seen;
+	uint8_t *rxbuf;
+	size_t rxbuf_len;
+	struct tp_trace *trace;
+	struct pcapw_flow flow;
+	int trace_side;	     /* which side of flow we are */
+	bool trace_listed;   /* our ports are in trace->active */
+	bool trace_started;  /* the flow's handshake is in the file */
+	uint16_t trace_lport, trace_rport;
+	struct sockaddr_storage local, peer;
+};
+
+struct tp_listener {
+	struct evconnlistener *l;
+	void (*accept_cb)(void *arg, int fd, const struct sockaddr *peer,
+			  int peer_len);
+	void *arg;
+};
+
+int tp_resolve(const char *host, const char *port, bool passive,
+	       struct sockaddr_storage *ss, socklen_t *len);
+
+int tp_connect(struct tp_conn *c, struct event_base *base,
+	       const struct sockaddr *sa, socklen_t len,
+	       const struct tp_ops *ops, void *arg, struct tp_trace *trace);
+int tp_adopt(struct tp_conn *c, struct event_base *base, int fd,
+	     const struct tp_ops *ops, void *arg, struct tp_trace *trace);
+int tp_kick(struct tp_conn *c);
+void tp_shutdown(struct tp_conn *c);
+void tp_free(struct tp_conn *c);
+
+int tp_listen(struct tp_listener *tl, struct event_base *base,
+	      const struct sockaddr *sa, socklen_t len, int backlog,
+	      void (*accept_cb)(void *arg, int fd, const struct sockaddr *peer,
+				int peer_len),
+	      void *arg);
+void tp_listener_free(struct tp_listener *tl);
+int tp_listener_addr(struct tp_listener *tl, struct sockaddr_storage *ss);
+
+int tp_trace_open(struct tp_trace *t, const char *path);
+void tp_trace_close(struct tp_trace *t);
+
+#endif /* IW_LIB_TRANSPORT_H */

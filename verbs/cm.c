@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The connection manager: identifiers, their channel of events, and the
+ * calls that start, answer and end connections.  The wire side of a
+ * connection is in conn.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "verbs/verbs.h"
+
+#define DEFAULT_RD_DEPTH 16
+
+struct cm_event_node {
+	struct iw_cm_event ev;
+	uint8_t pd[MPA_MAX_PD_LEN];
+	struct cm_event_node *next;
+};
+
+/* ---- channels and events --------------------------------------------- */
+
+struct iw_cm_channel *iw_create_cm_channel(struct iw_context *ctx)
+{
+	struct iw_cm_channel *ch = calloc(1, sizeof(*ch));
+
+	if (!ch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* one read, one event */
+	ch->efd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ch->efd < 0) {
+		int e = errno;
+
+		free(ch);
+		errno = e;
+		return NULL;
+	}
+	ch->ctx = ctx;
+	pthread_mutex_init(&ch->lock, NULL);
+	return ch;
+}
+
+/* Events not yet taken are dropped with the channel. */
+int iw_destroy_cm_channel(struct iw_cm_channel *ch)
+{
+	if (!ch)
+		return -EINVAL;
+	while (ch->head) {
+		struct cm_event_node *n = ch->head;
+
+		ch->head = n->next;
+		free(n);
+	}
+	close(ch->efd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch);
+	return 0;
+}
+
+int iw_cm_channel_fd(struct iw_cm_channel *ch)
+{
+	return ch ? ch->efd : -EINVAL;
+}
+
+/*
+ * Takes the next event, waiting for one unless the channel's fd was made
+ * non-blocking (then -EAGAIN).  Give it back with iw_ack_cm_event().
+ */
+int iw_get_cm_event(struct iw_cm_channel *ch, struct iw_cm_event **event)
+{
+	struct cm_event_node *n;
+	uint64_t v;
+	ssize_t r;
+
+	if (!ch || !event)
+		return -EINVAL;
+	do
+		r = read(ch->efd, &v, sizeof(v));
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	pthread_mutex_lock(&ch->lock);
+	n = ch->head;
+	ch->head = n->next;
+	if (!ch->head)
+		ch->tail = NULL;
+	pthread_mutex_unlock(&ch->lock);
+	*event = &n->ev;
+	return 0;
+}
+
+int iw_ack_cm_event(struct iw_cm_event *event)
+{
+	if (!event)
+		return -EINVAL;
+	free((struct cm_event_node *)((char *)event -
+				      offsetof(struct cm_event_node, ev)));
+	return 0;
+}
+
+const char *iw_cm_event_str(enum iw_cm_event_type event)
+{
+	static const char *const words[] = {
+		[IW_CM_EVENT_CONNECT_REQUEST] = "connect request",
+		[IW_CM_EVENT_ESTABLISHED] = "established",
+		[IW_CM_EVENT_REJECTED] = "rejected",
+		[IW_CM_EVENT_UNREACHABLE] = "unreachable",
+		[IW_CM_EVENT_TIMEOUT] = "timed out",
+		[IW_CM_EVENT_CONNECT_ERROR] = "connect error",
+		[IW_CM_EVENT_DISCONNECTED] = "disconnected",
+		[IW_CM_EVENT_ERROR] = "error",
+	};
+
+	if ((unsigned int)event >= sizeof(words) / sizeof(words[0]))
+		return "unknown event";
+	return words[event];
+}
+
+/* Queues an event for the application, with the peer's frame if asked. */
+void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
+	      bool with_peer)
+{
+	struct cm_event_node *n = calloc(1, sizeof(*n));
+	struct iw_cm_channel *ch = id->ch;
+	uint64_t one = 1;
+
+	iw_log_id(id, "event: %s%s%s", iw_cm_event_str(type),
+		  status ? ": " : "", status ? iw_strerror(status) : "");
+	if (!n)
+		return; /* nothing can carry it; the state still changed */
+	n->ev = (struct iw_cm_event){
+		.event = type,
+		.id = id,
+		.listen_id = id->listen_id,
+		.status = status,
+		.terminate = id->term,
+	};
+	if (with_peer) {
+		n->ev.peer = id->peer;
+		memcpy(n->pd, id->peer_pd, id->peer_pd_len);
+		n->ev.private_data = id->peer_pd_len ? n->pd : NULL;
+		n->ev.private_data_len = id->peer_pd_len;
+	}
+	pthread_mutex_lock(&ch->lock);
+	if (ch->tail)
+		ch->tail->next = n;
+	else
+		ch->head = n;
+	ch->tail = n;
+	pthread_mutex_unlock(&ch->lock);
+	if (write(ch->efd, &one, sizeof(one)) != sizeof(one))
+		iw_log(id->ctx, 1, "CM event channel full");
+}
+
+/* ---- identifiers --------------------------------------------------------- */
+
+void iw_mpa_opts_default(struct iw_mpa_opts *o)
+{
+	*o = (struct iw_mpa_opts){
+		.revision = MPA_REVISION_2,
+		.crc = IW_MPA_FOLLOW,
+		.markers = IW_MPA_FOLLOW,
+		.reply_timeout_ms = 10000,
+		.request_timeout_ms = 5000,
+		/* siw takes 256 octets, four of them the IRD/ORD words */
+		.max_private_data = 252,
+	};
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg);
+
+static struct iw_cm_id *id_new(struct iw_context *ctx, struct iw_cm_channel *ch,
+			       void *context)
+{
+	struct iw_cm_id *id = calloc(1, sizeof(*id));
+
+	if (!id)
+		return NULL;
+	id->timer = evtimer_new(ctx->base, on_timeout, id);
+	if (!id->timer) {
+		free(id);
+		return NULL;
+	}
+	id->ctx = ctx;
+	id->ch = ch;
+	id->context = context;
+	iw_mpa_opts_default(&id->opts);
+	pthread_mutex_init(&id->lock, NULL);
+	return id;
+}
+
+struct iw_cm_id *iw_create_id(struct iw_cm_channel *ch, void *context)
+{
+	struct iw_cm_id *id;
+
+	if (!ch) {
+		errno = EINVAL;
+		return NULL;
+	}
+	id = id_new(ch->ctx, ch, context);
+	if (!id)
+		errno = ENOMEM;
+	return id;
+}
+
+void *iw_id_context(struct iw_cm_id *id)
+{
+	return id ? id->context : NULL;
+}
+
+int iw_set_mpa_opts(struct iw_cm_id *id, const struct iw_mpa_opts *o)
+{
+	if (!id || !o || (o->revision != MPA_REVISION_1 &&
+			  o->revision != MPA_REVISION_2) ||
+	    o->crc > IW_MPA_ON || o->markers > IW_MPA_ON ||
+	    (o->rtr & ~(IW_RTR_SEND | IW_RTR_WRITE | IW_RTR_READ)) ||
+	    o->max_private_data > MPA_MAX_PD_LEN - MPA_V2_WORDS_LEN)
+		return -EINVAL;
+	pthread_mutex_lock(&id->lock);
+	id->opts = *o;
+	pthread_mutex_unlock(&id->lock);
+	return 0;
+}
+
+/* Lets a QP's lock follow the connection it is attached to. */
+static int attach_qp(struct iw_cm_id *id, struct iw_qp *qp)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&qp->own_lock);
+	if (qp->id || qp->engine.state != RDMAP_QP_IDLE || atomic_load(&qp->lock) != &qp->own_lock)
+		rc = qp->id ? -EBUSY : -EINVAL;
+	if (!rc) {
+		qp->id = id;
+		id->qp = qp;
+		atomic_store(&qp->lock, &id->lock);
+	}
+	pthread_mutex_unlock(&qp->own_lock);
+	return rc;
+}
+
+/* With id->lock held: the QP goes back to its own lock. */
+static void detach_qp(struct iw_cm_id *id)
+{
+	if (!id->qp)
+		return;
+	id->qp->id = NULL;
+	atomic_store(&id->qp->lock, &id->qp->own_lock);
+	id->qp = NULL;
+}
+
+struct barrier {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool passed;
+};
+
+static void barrier_pass(evutil_socket_t fd, short what, void *arg)
+{
+	struct barrier *b = arg;
+
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&b->lock);
+	b->passed = true;
+	pthread_cond_signal(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/*
+ * Waits until the library's progress thread has finished whatever callback
+ * it is in.  An application that runs the loop itself dispatches callbacks
+ * in its own thread, where there is nothing to wait for.
+ */
+static void loop_barrier(struct iw_context *ctx)
+{
+	struct barrier b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+			     false };
+
+	if (!ctx->thread_running || pthread_equal(pthread_self(), ctx->thread))
+		return;
+	if (event_base_once(ctx->base, -1, EV_TIMEOUT, barrier_pass, &b, NULL))
+		return;
+	pthread_mutex_lock(&b.lock);
+	while (!b.passed)
+		pthread_cond_wait(&b.cond, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+}
+
+/*
+ * The application destroys an identifier: a connection still up is torn
+ * down without an event, its QP is released, callbacks in flight finish.
+ */
+int iw_destroy_id(struct iw_cm_id *id)
+{
+	if (!id)
+		return -EINVAL;
+	if (id->state == ID_LISTEN) {
+		tp_listener_free(&id->listener);
+		loop_barrier(id->ctx); /* an accept callback may use the id */
+	}
+	pthread_mutex_lock(&id->lock);
+	id->reported = true;
+	conn_close(id);
+	detach_qp(id);
+	pthread_mutex_unlock(&id->lock);
+	if (id->has_tp)
+		tp_free(&id->tp);
+	event_free(id->timer);
+	pthread_mutex_destroy(&id->lock);
+	free(id);
+	return 0;
+}
+
+static void destroy_later(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	iw_destroy_id(arg);
+}
+
+/*
+ * The stream ended: close it, flush the QP, and send the one final event:
+ * CONNECT_ERROR before ESTABLISHED went out, then DISCONNECTED for a clean
+ * close (@err 0) or ERROR with the reason.  A passive identifier the
+ * application never saw goes away quietly.
+ */
+void cm_stream_ended(struct iw_cm_id *id, int err)
+{
+	enum iw_cm_event_type type;
+
+	conn_close(id);
+	if (id->reported)
+		return;
+	id->reported = true;
+	if (id->internal) {
+		event_base_once(id->ctx->base, -1, EV_TIMEOUT, destroy_later, id,
+				NULL);
+		return;
+	}
+	if (!id->up)
+		type = IW_CM_EVENT_CONNECT_ERROR;
+	else if (err == 0 || err == -IW_ECLOSED)
+		type = IW_CM_EVENT_DISCONNECTED;
+	else
+		type = IW_CM_EVENT_ERROR;
+	cm_event(id, type, type == IW_CM_EVENT_DISCONNECTED ? 0 : err, false);
+}
+
+/* No MPA Reply (initiator) or Request (responder) came in time. */
+static void on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct iw_cm_id *id = arg;
+
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&id->lock);
+	if (id->state == ID_TCP_CONNECT || id->state == ID_REQ_SENT ||
+	    id->state == ID_REQ_WAIT) {
+		iw_log_id(id, "timed out waiting for %s",
+			  id->state == ID_REQ_WAIT	  ? "the MPA Request"
+			  : id->state == ID_REQ_SENT ? "the MPA Reply"
+						     : "the TCP connection");
+		if (!id->internal) {
+			id->reported = true;
+			cm_event(id, IW_CM_EVENT_TIMEOUT, -ETIMEDOUT, false);
+		}
+		cm_stream_ended(id, -ETIMEDOUT);
+	}
+	pthread_mutex_unlock(&id->lock);
+}
+
+static void timer_start(struct iw_cm_id *id, uint32_t ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	evtimer_add(id->timer, &tv);
+}
+
+/* ---- passive side -------------------------------------------------------- */
+
+/* A TCP connection came in: wait for its MPA Request, within the timeout. */
+static void on_accept(void *arg, int fd, const struct sockaddr *peer,
+		      int peer_len)
+{
+	struct iw_cm_id *l = arg, *id;
+	int rc;
+
+	(void)peer;
+	(void)peer_len;
+	id = id_new(l->ctx, l->ch, l->context);
+	if (!id) {
+		close(fd);
+		return;
+	}
+	id->opts = l->opts;
+	id->listen_id = l;
+	id->internal = true;
+	id->state = ID_REQ_WAIT;
+	pthread_mutex_lock(&id->lock);
+	rc = tp_adopt(&id->tp, l->ctx->base, fd, &conn_tp_ops, id,
+		      l->ctx->tracing ? &l->ctx->trace : NULL);
+	if (rc) {
+		pthread_mutex_unlock(&id->lock);
+		close(fd);
+		event_free(id->timer);
+		free(id);
+		return;
+	}
+	id->has_tp = true;
+	timer_start(id, id->opts.request_timeout_ms);
+	iw_log_id(id, "TCP connection accepted; waiting for the MPA Request");
+	pthread_mutex_unlock(&id->lock);
+}
+
+/*
+ * Listens on @host (NULL: every address) and @port (a number or service
+ * name; "0" picks a free one, see iw_get_local_addr()).
+ */
+int iw_listen(struct iw_cm_id *id, const char *host, const char *port,
+	      int backlog)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int rc;
+
+	if (!id || !port || id->state != ID_IDLE)
+		return -EINVAL;
+	rc = tp_resolve(host, port, true, &ss, &len);
+	if (rc)
+		return rc;
+	rc = tp_listen(&id->listener, id->ctx->base, (struct sockaddr *)&ss,
+		       len, backlog, on_accept, id);
+	if (!rc)
+		id->state = ID_LISTEN;
+	return rc;
+}
+
+static uint16_t rd_depth(uint16_t v, uint16_t other)
+{
+	if (!v && !other)
+		return DEFAULT_RD_DEPTH;
+	return v > MPA_V2_VALUE_MASK ? MPA_V2_VALUE_MASK : v;
+}
+
+static void make_policy(struct iw_cm_id *id, const struct iw_conn_param *p,
+			bool initiator)
+{
+	uint16_t ird = p ? p->ird : 0, ord = p ? p->ord : 0;
+
+	id->policy = (struct mpa_policy){
+		.revision = id->opts.revision,
+		.crc = (enum mpa_pref)id->opts.crc,
+		.markers = (enum mpa_pref)id->opts.markers,
+		.ird = rd_depth(ird, ord),
+		.ord = rd_depth(ord, ird),
+		.rtr_offer = initiator ? id->opts.rtr : 0,
+		.rtr_accept = id->opts.rtr ? id->opts.rtr : MPA_RTR_ALL,
+	};
+}
+
+/* Encodes the frame that goes out, our private data appended. */
+static int frame_out(struct iw_cm_id *id, struct mpa_frame *f,
+		     const void *pd, uint16_t pd_len)
+{
+	ssize_t n;
+
+	if (pd_len > id->opts.max_private_data || (pd_len && !pd))
+		return -EINVAL;
+	f->pd = pd;
+	f->pd_len = pd_len;
+	n = mpa_frame_encode(f, id->out, sizeof(id->out));
+	f->pd = NULL;
+	if (n < 0)
+		return (int)n;
+	id->out_len = (size_t)n;
+	id->out_sent = 0;
+	return 0;
+}
+
+/*
+ * Accepts a connection request with @qp.  The handshake is decided here:
+ * on success the Reply goes out and ESTABLISHED follows; when our MPA
+ * options cannot meet the peer's, a Reply with R set goes out, the
+ * connection closes, and the reason is returned.
+ */
+int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
+	      const struct iw_conn_param *param)
+{
+	struct mpa_params mp;
+	struct mpa_frame rep;
+	int rc;
+
+	if (!id || !qp)
+		return -EINVAL;
+	pthread_mutex_lock(&id->lock);
+	if (id->state != ID_REQ_RCVD) {
+		pthread_mutex_unlock(&id->lock);
+		return -EINVAL;
+	}
+	make_policy(id, param, false);
+	rc = mpa_negotiate_request(&id->policy, &id->req, &rep, &mp);
+	if (rc) {
+		iw_log_id(id, "refusing the Request: %s", iw_strerror(rc));
+		if (frame_out(id, &rep, NULL, 0) == 0) {
+			id->close_after_tx = true;
+			id->state = ID_REPLYING;
+			tp_kick(&id->tp);
+		}
+		id->reported = true;
+		pthread_mutex_unlock(&id->lock);
+		return rc;
+	}
+	rc = frame_out(id, &rep, param ? param->private_data : NULL,
+		       param ? param->private_data_len : 0);
+	if (!rc)
+		rc = attach_qp(id, qp);
+	if (rc) {
+		pthread_mutex_unlock(&id->lock);
+		return rc;
+	}
+	id->rep = rep;
+	conn_established(id, &mp, false);
+	if (id->state == ID_CONNECTED) {
+		id->up = true;
+		cm_event(id, IW_CM_EVENT_ESTABLISHED, 0, false);
+	}
+	pthread_mutex_unlock(&id->lock);
+	return 0;
+}
+
+/* Answers a connection request with R set and @private_data, then closes. */
+int iw_reject(struct iw_cm_id *id, const void *private_data,
+	      uint16_t private_data_len)
+{
+	struct mpa_frame rep;
+	int rc;
+
+	if (!id)
+		return -EINVAL;
+	pthread_mutex_lock(&id->lock);
+	if (id->state != ID_REQ_RCVD) {
+		pthread_mutex_unlock(&id->lock);
+		return -EINVAL;
+	}
+	rep = (struct mpa_frame){
+		.reply = true,
+		.r = true,
+		.c = id->req.c,
+		.rev = id->req.rev < id->opts.revision ? id->req.rev
+						       : id->opts.revision,
+	};
+	rep.h = rep.rev == MPA_REVISION_2 && id->req.h;
+	rc = frame_out(id, &rep, private_data, private_data_len);
+	if (!rc) {
+		iw_log_id(id, "rejecting the Request");
+		id->close_after_tx = true;
+		id->state = ID_REPLYING;
+		id->reported = true;
+		rc = tp_kick(&id->tp);
+	}
+	pthread_mutex_unlock(&id->lock);
+	return rc;
+}
+
+/* ---- active side ----------------------------------------------------------- */
+
+/*
+ * Connects to @host:@port with @qp.  Name resolution happens here, in the
+ * calling thread; the rest is reported by events: ESTABLISHED, or
+ * REJECTED, UNREACHABLE, TIMEOUT, CONNECT_ERROR with the reason.
+ */
+int iw_connect(struct iw_cm_id *id, const char *host, const char *port,
+	       struct iw_qp *qp, const struct iw_conn_param *param)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int rc;
+
+	if (!id || !host || !port || !qp)
+		return -EINVAL;
+	rc = tp_resolve(host, port, false, &ss, &len);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&id->lock);
+	if (id->state != ID_IDLE) {
+		pthread_mutex_unlock(&id->lock);
+		return -EINVAL;
+	}
+	make_policy(id, param, true);
+	mpa_request_build(&id->policy, &id->req);
+	rc = frame_out(id, &id->req, param ? param->private_data : NULL,
+		       param ? param->private_data_len : 0);
+	if (!rc)
+		rc = attach_qp(id, qp);
+	if (!rc) {
+		id->state = ID_TCP_CONNECT;
+		rc = tp_connect(&id->tp, id->ctx->base, (struct sockaddr *)&ss,
+				len, &conn_tp_ops, id,
+				id->ctx->tracing ? &id->ctx->trace : NULL);
+		if (rc) {
+			id->state = ID_IDLE;
+			detach_qp(id);
+		} else {
+			id->has_tp = true;
+			timer_start(id, id->opts.reply_timeout_ms);
+		}
+	}
+	pthread_mutex_unlock(&id->lock);
+	return rc;
+}
+
+/*
+ * Ends a connection: the QP's outstanding work is flushed and both sides
+ * get DISCONNECTED.  A handshake still under way is abandoned quietly.
+ */
+int iw_disconnect(struct iw_cm_id *id)
+{
+	if (!id)
+		return -EINVAL;
+	pthread_mutex_lock(&id->lock);
+	if (id->state == ID_CONNECTED) {
+		iw_log_id(id, "disconnecting");
+		cm_stream_ended(id, 0);
+	} else if (id->state != ID_CLOSED && id->state != ID_IDLE &&
+		   id->state != ID_LISTEN) {
+		id->reported = true;
+		conn_close(id);
+	}
+	pthread_mutex_unlock(&id->lock);
+	return 0;
+}
+
+int iw_get_local_addr(struct iw_cm_id *id, struct sockaddr_storage *addr)
+{
+	if (!id || !addr)
+		return -EINVAL;
+	if (id->state == ID_LISTEN)
+		return tp_listener_addr(&id->listener, addr);
+	if (!id->has_tp)
+		return -ENOTCONN;
+	*addr = id->tp.local;
+	return 0;
+}
+
+int iw_get_peer_addr(struct iw_cm_id *id, struct sockaddr_storage *addr)
+{
+	if (!id || !addr)
+		return -EINVAL;
+	if (!id->has_tp)
+		return -ENOTCONN;
+	*addr = id->tp.peer;
+	return 0;
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One connection on the wire: the transport's owner.  First the MPA
+ * handshake (RFC 5044 section 7.1, RFC 6581): the Request or Reply goes out
+ * from id->out, the peer's frame is gathered in id->in and judged; no FPDU
+ * follows a frame before the peer has answered it.  Then the QP's RDMAP
+ * engine takes the stream: its FPDUs go out behind our Reply, what arrives
+ * goes to it (straight into place when it can), and when it ends the
+ * connection closes and its final event goes out.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "verbs/verbs.h"
+
+static void conn_lock(void *arg)
+{
+	pthread_mutex_lock(&((struct iw_cm_id *)arg)->lock);
+}
+
+static void conn_unlock(void *arg)
+{
+	pthread_mutex_unlock(&((struct iw_cm_id *)arg)->lock);
+}
+
+static struct rdmap_qp *engine(struct iw_cm_id *id)
+{
+	return id->state == ID_CONNECTED && id->qp ? &id->qp->engine : NULL;
+}
+
+/* Closes the stream when the engine has ended it. */
+static void check_engine(struct iw_cm_id *id)
+{
+	struct rdmap_qp *e = engine(id);
+
+	if (e && e->state == RDMAP_QP_ERROR)
+		cm_stream_ended(id, e->err);
+}
+
+static int conn_tx_gather(void *arg, struct iovec *iov, int max,
+			  size_t max_bytes)
+{
+	struct iw_cm_id *id = arg;
+	struct rdmap_qp *e = engine(id);
+	size_t frame = id->out_len - id->out_sent;
+	int n = 0;
+
+	if (frame && max) {
+		if (frame > max_bytes)
+			frame = max_bytes;
+		iov[n++] = (struct iovec){ id->out + id->out_sent, frame };
+		max_bytes -= frame;
+	}
+	if (e && n < max && max_bytes)
+		n += rdmap_tx_gather(e, iov + n, max - n, max_bytes);
+	return n;
+}
+
+static void conn_tx_advance(void *arg, size_t len)
+{
+	struct iw_cm_id *id = arg;
+	struct rdmap_qp *e = engine(id);
+	size_t frame = id->out_len - id->out_sent;
+
+	if (frame > len)
+		frame = len;
+	id->out_sent += frame;
+	len -= frame;
+	if (e && len)
+		rdmap_tx_advance(e, len);
+	if (id->close_after_tx && id->out_sent == id->out_len) {
+		/* a refusing Reply has left: that is the end of it */
+		tp_shutdown(&id->tp);
+		id->state = ID_CLOSED;
+		return;
+	}
+	check_engine(id);
+}
+
+/* The TCP MSS of the connection, for the MULPDU (RFC 5044 section 4.5). */
+static uint32_t conn_emss(struct iw_cm_id *id)
+{
+	int mss = 0;
+	socklen_t l = sizeof(mss);
+
+	if (getsockopt(id->tp.fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &l) || mss <= 0)
+		return 1460;
+	return (uint32_t)mss;
+}
+
+static struct rdmap_conn conn_params(struct iw_cm_id *id,
+				     const struct mpa_params *mp,
+				     bool initiator)
+{
+	return (struct rdmap_conn){
+		.initiator = initiator,
+		.crc = mp->crc,
+		.markers_tx = mp->markers_tx,
+		.markers_rx = mp->markers_rx,
+		.mulpdu = mpa_mulpdu(conn_emss(id), mp->markers_tx),
+		.max_ulpdu = 0xffff,
+		.ird = mp->ird,
+		.ord = mp->ord,
+		.rtr = mp->rtr,
+	};
+}
+
+/* The handshake is done: the QP's engine takes the stream. */
+void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
+		      bool initiator)
+{
+	struct rdmap_conn c = conn_params(id, mp, initiator);
+	int rc = rdmap_qp_start(&id->qp->engine, &c);
+
+	id->state = ID_CONNECTED;
+	iw_log_id(id, "established as %s: MPA rev %u%s, CRC %s, markers %s/%s, "
+		      "IRD %u ORD %u, RTR %u, MULPDU %u",
+		  initiator ? "initiator" : "responder", mp->revision,
+		  mp->enhanced ? " enhanced" : "", mp->crc ? "on" : "off",
+		  mp->markers_tx ? "tx" : "-", mp->markers_rx ? "rx" : "-",
+		  mp->ird, mp->ord, mp->rtr, c.mulpdu);
+	if (rc) {
+		cm_stream_ended(id, rc);
+		return;
+	}
+	rc = tp_kick(&id->tp);
+	if (rc)
+		cm_stream_ended(id, rc);
+}
+
+/*
+ * RFC 6581 section 9: an initiator that cannot take the Reply for a reason
+ * the framing survives (IRD, RTR) says so in a Terminate.  The engine is
+ * started on the Reply's framing only to send it.
+ */
+static void refuse_with_terminate(struct iw_cm_id *id, int err)
+{
+	struct mpa_params mp = {
+		.crc = id->req.c || id->rep.c,
+		.markers_tx = id->rep.m,
+		.markers_rx = id->req.m,
+	};
+	struct rdmap_conn c = conn_params(id, &mp, true);
+
+	if (rdmap_qp_start(&id->qp->engine, &c) == 0) {
+		id->state = ID_CONNECTED;
+		rdmap_qp_terminate(&id->qp->engine, err);
+		if (tp_kick(&id->tp) == 0)
+			return; /* closes once the Terminate has left */
+	}
+	cm_stream_ended(id, err);
+}
+
+static void peer_info(struct iw_cm_id *id, const struct mpa_frame *f)
+{
+	id->peer = (struct iw_mpa_info){
+		.revision = f->rev,
+		.markers = f->m,
+		.crc = f->c,
+		.reject = f->r,
+		.enhanced = f->rev == MPA_REVISION_2 && f->h,
+		.p2p = f->p2p,
+		.rtr = f->rtr,
+		.ird = f->ird,
+		.ord = f->ord,
+		.private_data_len = f->pd_len,
+	};
+	id->peer_pd_len = f->pd_len;
+	if (f->pd_len)
+		memcpy(id->peer_pd, f->pd, f->pd_len);
+}
+
+static void timer_stop(struct iw_cm_id *id)
+{
+	if (id->timer)
+		event_del_noblock(id->timer);
+}
+
+/* Initiator: the peer's Reply arrived whole. */
+static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
+{
+	struct mpa_params mp;
+	int rc;
+
+	timer_stop(id);
+	peer_info(id, rep);
+	id->rep = *rep;
+	iw_log_id(id, "MPA Reply: rev %u M%u C%u R%u, IRD %u ORD %u, p2p %u "
+		      "RTR 0x%x, %u octets of private data",
+		  rep->rev, rep->m, rep->c, rep->r, rep->ird, rep->ord,
+		  rep->p2p, rep->rtr, rep->pd_len);
+	rc = mpa_negotiate_reply(&id->policy, &id->req, rep, &mp);
+	if (rc == -IW_EMPA_REJECTED) {
+		id->reported = true;
+		cm_event(id, IW_CM_EVENT_REJECTED, rc, true);
+		conn_close(id);
+		return;
+	}
+	if (rc) {
+		iw_log_id(id, "refusing the Reply: %s", iw_strerror(rc));
+		if (rc == -IW_EMPA_INSUFFICIENT_IRD ||
+		    rc == -IW_EMPA_NO_MATCHING_RTR ||
+		    rc == -IW_EMPA_RTR_INVALID)
+			refuse_with_terminate(id, rc);
+		else
+			cm_stream_ended(id, rc);
+		return;
+	}
+	conn_established(id, &mp, true);
+	if (id->state == ID_CONNECTED) {
+		id->up = true;
+		cm_event(id, IW_CM_EVENT_ESTABLISHED, 0, true);
+	}
+}
+
+/* Responder: the peer's Request arrived whole; the application decides. */
+static void request_arrived(struct iw_cm_id *id, const struct mpa_frame *req)
+{
+	timer_stop(id);
+	peer_info(id, req);
+	id->req = *req;
+	id->req.pd = NULL; /* id->in may be reused; the copy is peer_pd */
+	id->state = ID_REQ_RCVD;
+	id->internal = false; /* the application owns it from now on */
+	iw_log_id(id, "MPA Request: rev %u M%u C%u, IRD %u ORD %u, p2p %u "
+		      "RTR 0x%x, %u octets of private data",
+		  req->rev, req->m, req->c, req->ird, req->ord, req->p2p,
+		  req->rtr, req->pd_len);
+	cm_event(id, IW_CM_EVENT_CONNECT_REQUEST, 0, true);
+}
+
+/*
+ * Gathers the peer's frame.  Octets beyond it are a protocol error: before
+ * we have answered nothing may follow a Request, and nothing may follow a
+ * Reply before our first FPDU (siw closes on both, RFC 5044 7.1).
+ */
+static int handshake_rx(struct iw_cm_id *id, const uint8_t *p, size_t len,
+			bool want_reply)
+{
+	struct mpa_frame f;
+	ssize_t n;
+
+	if (len > sizeof(id->in) - id->in_len) {
+		n = -IW_EMPA_UNEXPECTED;
+	} else {
+		memcpy(id->in + id->in_len, p, len);
+		id->in_len += len;
+		n = mpa_frame_decode(id->in, id->in_len, want_reply,
+				     MPA_MAX_PD_LEN, &f);
+		if (n == -EAGAIN)
+			return 0;
+		if (n > 0 && (size_t)n < id->in_len)
+			n = -IW_EMPA_UNEXPECTED;
+	}
+	if (n < 0) {
+		iw_log_id(id, "bad MPA %s: %s", want_reply ? "Reply" : "Request",
+			  iw_strerror((int)n));
+		cm_stream_ended(id, (int)n);
+		return (int)n;
+	}
+	if (want_reply)
+		reply_arrived(id, &f);
+	else
+		request_arrived(id, &f);
+	return 0;
+}
+
+static int conn_rx_feed(void *arg, const uint8_t *p, size_t len)
+{
+	struct iw_cm_id *id = arg;
+	struct rdmap_qp *e = engine(id);
+	int rc;
+
+	switch (id->state) {
+	case ID_REQ_SENT:
+		return handshake_rx(id, p, len, true);
+	case ID_REQ_WAIT:
+		return handshake_rx(id, p, len, false);
+	case ID_CONNECTED:
+		rc = rdmap_rx_feed(e, p, len);
+		check_engine(id);
+		return rc;
+	default:
+		/* the peer spoke before we answered its frame */
+		iw_log_id(id, "%zu octets before our answer", len);
+		cm_stream_ended(id, -IW_EMPA_UNEXPECTED);
+		return -IW_EMPA_UNEXPECTED;
+	}
+}
+
+static uint8_t *conn_rx_direct(void *arg, size_t *len)
+{
+	struct rdmap_qp *e = engine(arg);
+
+	return e ? rdmap_rx_direct(e, len) : NULL;
+}
+
+static int conn_rx_direct_done(void *arg, size_t len)
+{
+	struct iw_cm_id *id = arg;
+	struct rdmap_qp *e = engine(id);
+	int rc = e ? rdmap_rx_direct_done(e, len) : -EINVAL;
+
+	check_engine(id);
+	return rc;
+}
+
+/* Active open: TCP is up (send the Request) or it failed. */
+static void conn_connected(void *arg, int err)
+{
+	struct iw_cm_id *id = arg;
+
+	if (id->state != ID_TCP_CONNECT)
+		return;
+	if (err) {
+		iw_log_id(id, "TCP connect failed: %s", iw_strerror(err));
+		id->reported = true;
+		cm_event(id, IW_CM_EVENT_UNREACHABLE, err, false);
+		conn_close(id);
+		return;
+	}
+	id->state = ID_REQ_SENT;
+	iw_log_id(id, "TCP connected; MPA Request out (rev %u M%u C%u IRD %u "
+		      "ORD %u RTR 0x%x)",
+		  id->req.rev, id->req.m, id->req.c, id->req.ird, id->req.ord,
+		  id->req.rtr);
+	if (id->timer) {
+		struct timeval tv = { id->opts.reply_timeout_ms / 1000,
+				      (id->opts.reply_timeout_ms % 1000) * 1000 };
+
+		evtimer_add(id->timer, &tv);
+	}
+}
+
+/* The peer closed (0) or the socket failed. */
+static void conn_closed(void *arg, int err)
+{
+	struct iw_cm_id *id = arg;
+	struct rdmap_qp *e = engine(id);
+
+	switch (id->state) {
+	case ID_CONNECTED:
+		if (e->state == RDMAP_QP_RTS) {
+			if (err)
+				rdmap_qp_set_error(e, err);
+			else
+				rdmap_rx_eof(e); /* clean, or lost mid-FPDU */
+		}
+		cm_stream_ended(id, e->err == -IW_ECLOSED ? 0 : e->err);
+		break;
+	case ID_TCP_CONNECT:
+	case ID_REQ_SENT:
+	case ID_REQ_WAIT:
+	case ID_REQ_RCVD:
+		/* a peer that hangs up mid-handshake resets the connection */
+		iw_log_id(id, "closed during the MPA handshake: %s",
+			  err ? iw_strerror(err) : "end of stream");
+		cm_stream_ended(id, err ? err : -ECONNRESET);
+		break;
+	default:
+		conn_close(id);
+		break;
+	}
+}
+
+const struct tp_ops conn_tp_ops = {
+	.lock = conn_lock,
+	.unlock = conn_unlock,
+	.tx_gather = conn_tx_gather,
+	.tx_advance = conn_tx_advance,
+	.rx_feed = conn_rx_feed,
+	.rx_direct = conn_rx_direct,
+	.rx_direct_done = conn_rx_direct_done,
+	.connected = conn_connected,
+	.closed = conn_closed,
+};
+
+/* Ends the connection without an event: the socket closes. */
+void conn_close(struct iw_cm_id *id)
+{
+	timer_stop(id);
+	if (id->has_tp)
+		tp_shutdown(&id->tp);
+	if (id->qp && id->qp->engine.state != RDMAP_QP_ERROR &&
+	    id->qp->engine.state != RDMAP_QP_IDLE)
+		rdmap_qp_set_error(&id->qp->engine, -IW_ECLOSED);
+	id->state = ID_CLOSED;
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device context: the STag table every QP checks against, the progress
+ * loop (a thread of the library's own, or the application's event_base),
+ * the debug log and the optional pcap trace.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "verbs/verbs.h"
+
+static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
+
+/* libevent must lock its structures: callers post from any thread. */
+static void enable_threads(void)
+{
+	evthread_use_pthreads();
+}
+
+static void *progress(void *arg)
+{
+	struct iw_context *ctx = arg;
+
+	event_base_loop(ctx->base, EVLOOP_NO_EXIT_ON_EMPTY);
+	return NULL;
+}
+
+static void stop_loop(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	event_base_loopbreak(arg);
+}
+
+/*
+ * Opens a device context.  Returns NULL with errno set on failure: ENOMEM,
+ * EINVAL for a bad attribute, or the errno of a trace file that cannot be
+ * created.
+ */
+struct iw_context *iw_open(const struct iw_context_attr *attr)
+{
+	const char *trace = attr && attr->trace_path ? attr->trace_path
+						     : getenv("IWARP_TRACE");
+	const char *debug = getenv("IWARP_DEBUG");
+	struct iw_context *ctx;
+	int rc;
+
+	pthread_once(&threads_once, enable_threads);
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&ctx->lock, NULL);
+	atomic_init(&ctx->debug, debug ? atoi(debug) : 0);
+	rc = ddp_stag_table_init(&ctx->stags, attr && attr->max_mr
+						      ? attr->max_mr
+						      : 65536);
+	if (rc)
+		goto fail;
+	if (trace && *trace) {
+		rc = tp_trace_open(&ctx->trace, trace);
+		if (rc)
+			goto fail_stags;
+		ctx->tracing = true;
+	}
+	if (attr && attr->base) {
+		ctx->base = attr->base;
+		return ctx;
+	}
+	ctx->own_base = true;
+	ctx->base = event_base_new();
+	ctx->stop_ev = ctx->base ? event_new(ctx->base, -1, 0, stop_loop,
+					     ctx->base)
+				 : NULL;
+	if (!ctx->stop_ev) {
+		rc = -ENOMEM;
+		goto fail_base;
+	}
+	rc = -pthread_create(&ctx->thread, NULL, progress, ctx);
+	if (rc)
+		goto fail_base;
+	ctx->thread_running = true;
+	return ctx;
+
+fail_base:
+	if (ctx->stop_ev)
+		event_free(ctx->stop_ev);
+	if (ctx->base)
+		event_base_free(ctx->base);
+	if (ctx->tracing)
+		tp_trace_close(&ctx->trace);
+fail_stags:
+	ddp_stag_table_destroy(&ctx->stags);
+fail:
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	errno = rc < 0 && rc > -4096 ? -rc : EINVAL;
+	return NULL;
+}
+
+/* Stops the progress thread; every other object must be gone already. */
+int iw_close(struct iw_context *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	if (ctx->thread_running) {
+		event_active(ctx->stop_ev, EV_TIMEOUT, 0);
+		pthread_join(ctx->thread, NULL);
+	}
+	if (ctx->stop_ev)
+		event_free(ctx->stop_ev);
+	if (ctx->own_base)
+		event_base_free(ctx->base);
+	if (ctx->tracing)
+		tp_trace_close(&ctx->trace);
+	ddp_stag_table_destroy(&ctx->stags);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	return 0;
+}
+
+void iw_set_debug(struct iw_context *ctx, int level)
+{
+	atomic_store(&ctx->debug, level);
+}
+
+void iw_log(struct iw_context *ctx, int level, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (atomic_load(&ctx->debug) < level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "iwarp: %s\n", line);
+}
+
+static void format_addr(const struct sockaddr_storage *ss, char *out,
+			size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned int port = 0;
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		port = ntohs(a->sin6_port);
+		snprintf(out, len, "[%s]:%u", host, port);
+		return;
+	}
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		port = ntohs(a->sin_port);
+	}
+	snprintf(out, len, "%s:%u", host, port);
+}
+
+/* A log line about one connection, prefixed with its two addresses. */
+void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
+{
+	char local[64] = "-", peer[64] = "-", line[512];
+	va_list ap;
+
+	if (atomic_load(&id->ctx->debug) < 1)
+		return;
+	if (id->has_tp) {
+		format_addr(&id->tp.local, local, sizeof(local));
+		format_addr(&id->tp.peer, peer, sizeof(peer));
+	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "iwarp: %s -> %s: %s\n", local, peer, line);
+}

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Queue pairs: the public face of an RDMAP engine.  Work requests are
+ * translated and handed to the engine; Sends and Writes leave through the
+ * socket at once when the QP is connected.  The engine's completions land
+ * in the CQs, its events in the connection's state.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs/verbs.h"
+
+#define QP_MAX_WR 16384
+#define QP_MAX_INLINE 1024
+
+/*
+ * The lock that guards a QP: its own, or once it is attached to a
+ * connection, the connection's.  It may change while we wait for it.
+ */
+pthread_mutex_t *qp_lock(struct iw_qp *qp)
+{
+	for (;;) {
+		pthread_mutex_t *l = atomic_load(&qp->lock);
+
+		pthread_mutex_lock(l);
+		if (l == atomic_load(&qp->lock))
+			return l;
+		pthread_mutex_unlock(l);
+	}
+}
+
+static bool cq_reserve(struct iw_cq *cq, uint32_t n)
+{
+	bool ok;
+
+	pthread_mutex_lock(&cq->lock);
+	ok = cq->reserved + n <= cq->size;
+	if (ok)
+		cq->reserved += n;
+	pthread_mutex_unlock(&cq->lock);
+	return ok;
+}
+
+static void cq_release(struct iw_cq *cq, uint32_t n)
+{
+	pthread_mutex_lock(&cq->lock);
+	cq->reserved -= n;
+	pthread_mutex_unlock(&cq->lock);
+}
+
+/*
+ * Creates a QP in the INIT state.  Returns NULL with errno EINVAL for bad
+ * capabilities or a CQ too small to hold every work request that may
+ * complete on it, ENOMEM otherwise.
+ */
+struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
+{
+	struct iw_qp_cap *cap = attr ? &attr->cap : NULL;
+	uint32_t recv_wr;
+	struct iw_qp *qp;
+	int rc;
+
+	if (!pd || !attr || !attr->send_cq || !attr->recv_cq ||
+	    cap->max_send_wr == 0 || cap->max_send_wr > QP_MAX_WR ||
+	    (!attr->srq && (cap->max_recv_wr == 0 ||
+			    cap->max_recv_wr > QP_MAX_WR)) ||
+	    cap->max_send_sge > RDMAP_MAX_SGE ||
+	    cap->max_recv_sge > RDMAP_MAX_SGE ||
+	    cap->max_inline_data > QP_MAX_INLINE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	recv_wr = attr->srq ? 0 : cap->max_recv_wr;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->pd = pd;
+	qp->ctx = pd->ctx;
+	qp->qp_context = attr->qp_context;
+	qp->send_cq = attr->send_cq;
+	qp->recv_cq = attr->recv_cq;
+	qp->srq = attr->srq;
+	qp->cap = *cap;
+	if (!qp->cap.max_send_sge)
+		qp->cap.max_send_sge = 1;
+	if (!qp->cap.max_recv_sge)
+		qp->cap.max_recv_sge = 1;
+	qp->sig_all = attr->sq_sig_all;
+	if (!cq_reserve(qp->send_cq, cap->max_send_wr)) {
+		free(qp);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!cq_reserve(qp->recv_cq, recv_wr)) {
+		cq_release(qp->send_cq, cap->max_send_wr);
+		free(qp);
+		errno = EINVAL;
+		return NULL;
+	}
+	rc = rdmap_qp_init(&qp->engine,
+			   &(struct rdmap_qp_attr){
+				   .sq_depth = cap->max_send_wr,
+				   .rq_depth = recv_wr,
+				   .max_sge = qp->cap.max_send_sge >
+							      qp->cap.max_recv_sge
+						      ? qp->cap.max_send_sge
+						      : qp->cap.max_recv_sge,
+				   .max_inline = cap->max_inline_data,
+				   .pd = pd->id,
+				   .stags = &pd->ctx->stags,
+				   .srq = attr->srq ? &attr->srq->srq : NULL,
+			   },
+			   &qp_engine_ops, qp);
+	if (rc) {
+		cq_release(qp->send_cq, cap->max_send_wr);
+		cq_release(qp->recv_cq, recv_wr);
+		free(qp);
+		errno = -rc;
+		return NULL;
+	}
+	pthread_mutex_init(&qp->own_lock, NULL);
+	atomic_init(&qp->lock, &qp->own_lock);
+	return qp;
+}
+
+/* Fails with -EBUSY while the QP is attached to a connection identifier. */
+int iw_destroy_qp(struct iw_qp *qp)
+{
+	pthread_mutex_t *l;
+
+	if (!qp)
+		return -EINVAL;
+	l = qp_lock(qp);
+	if (qp->id) {
+		pthread_mutex_unlock(l);
+		return -EBUSY;
+	}
+	pthread_mutex_unlock(l);
+	rdmap_qp_fini(&qp->engine);
+	cq_release(qp->send_cq, qp->cap.max_send_wr);
+	cq_release(qp->recv_cq, qp->srq ? 0 : qp->cap.max_recv_wr);
+	pthread_mutex_destroy(&qp->own_lock);
+	free(qp);
+	return 0;
+}
+
+int iw_query_qp(struct iw_qp *qp, struct iw_qp_attr *attr)
+{
+	static const uint8_t state[] = {
+		[RDMAP_QP_IDLE] = IW_QPS_INIT,
+		[RDMAP_QP_RTS] = IW_QPS_RTS,
+		[RDMAP_QP_TERMINATING] = IW_QPS_TERMINATING,
+		[RDMAP_QP_ERROR] = IW_QPS_ERROR,
+	};
+	pthread_mutex_t *l;
+	const struct rdmap_conn *c = &qp->engine.conn;
+
+	if (!qp || !attr)
+		return -EINVAL;
+	l = qp_lock(qp);
+	*attr = (struct iw_qp_attr){
+		.state = state[qp->engine.state],
+		.cap = qp->cap,
+		.ird = c->ird,
+		.ord = c->ord,
+		.crc = c->crc,
+		.markers_tx = c->markers_tx,
+		.markers_rx = c->markers_rx,
+		.rtr = c->rtr,
+		.mulpdu = c->mulpdu,
+		.err = qp->engine.err,
+	};
+	if (qp->id)
+		attr->mpa_revision = qp->id->rep.rev;
+	pthread_mutex_unlock(l);
+	return 0;
+}
+
+/* Moves the QP to the error state: its stream closes, its work flushes. */
+int iw_qp_to_error(struct iw_qp *qp)
+{
+	pthread_mutex_t *l;
+
+	if (!qp)
+		return -EINVAL;
+	l = qp_lock(qp);
+	rdmap_qp_set_error(&qp->engine, -IW_ECLOSED);
+	if (qp->id)
+		cm_stream_ended(qp->id, -IW_ECLOSED);
+	pthread_mutex_unlock(l);
+	return 0;
+}
+
+/* Sends what the engine has ready when the QP is connected. */
+static void qp_kick(struct iw_qp *qp)
+{
+	struct iw_cm_id *id = qp->id;
+	int rc;
+
+	if (!id || id->state != ID_CONNECTED || !id->has_tp)
+		return;
+	rc = tp_kick(&id->tp);
+	if (rc)
+		cm_stream_ended(id, rc);
+}
+
+/*
+ * Posts a chain of send work requests.  Returns 0, or the reason the first
+ * refused one (*@bad_wr) was not queued: -EINVAL (malformed), -ENOMEM
+ * (queue full), -IW_ELOCAL_PROTECTION (an lkey does not cover its buffer),
+ * -IW_ELOCAL_LENGTH (too many SGEs or too much inline data),
+ * -IW_ENO_READ_CREDIT (an RDMA Read when the peer granted no IRD).
+ */
+int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
+		 struct iw_send_wr **bad_wr)
+{
+	static const uint8_t op[] = {
+		[IW_WR_SEND] = RDMAP_WR_SEND,
+		[IW_WR_SEND_WITH_INV] = RDMAP_WR_SEND_INV,
+		[IW_WR_RDMA_WRITE] = RDMAP_WR_WRITE,
+		[IW_WR_RDMA_READ] = RDMAP_WR_READ,
+	};
+	pthread_mutex_t *l;
+	int rc = 0;
+
+	if (!qp)
+		return -EINVAL;
+	l = qp_lock(qp);
+	for (; wr; wr = wr->next) {
+		struct rdmap_send_wr w = {
+			.wr_id = wr->wr_id,
+			.inv_stag = wr->invalidate_rkey,
+			.rkey = wr->rdma.rkey,
+			.remote_addr = wr->rdma.remote_addr,
+			.sge = (const struct rdmap_sge *)wr->sg_list,
+			.num_sge = (uint32_t)wr->num_sge,
+		};
+
+		if ((unsigned int)wr->opcode > IW_WR_RDMA_READ ||
+		    wr->num_sge < 0) {
+			rc = -EINVAL;
+		} else if ((uint32_t)wr->num_sge > qp->cap.max_send_sge) {
+			rc = -IW_ELOCAL_LENGTH;
+		} else {
+			w.op = op[wr->opcode];
+			w.flags = (wr->send_flags & IW_SEND_SOLICITED
+					   ? RDMAP_WR_SOLICITED
+					   : 0) |
+				  (wr->send_flags & IW_SEND_INLINE ? RDMAP_WR_INLINE
+								    : 0) |
+				  ((wr->send_flags & IW_SEND_SIGNALED) ||
+						   qp->sig_all
+					   ? RDMAP_WR_SIGNALED
+					   : 0);
+			rc = rdmap_post_send(&qp->engine, &w);
+		}
+		if (rc) {
+			if (bad_wr)
+				*bad_wr = wr;
+			break;
+		}
+	}
+	qp_kick(qp);
+	pthread_mutex_unlock(l);
+	return rc;
+}
+
+/*
+ * Posts a chain of receives.  Returns 0, or why the first refused one
+ * (*@bad_wr) was not queued: -EINVAL (malformed, or the QP uses an SRQ),
+ * -ENOMEM (queue full), -IW_ELOCAL_PROTECTION, -IW_ELOCAL_LENGTH.
+ */
+int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
+		 struct iw_recv_wr **bad_wr)
+{
+	pthread_mutex_t *l;
+	int rc = 0;
+
+	if (!qp)
+		return -EINVAL;
+	l = qp_lock(qp);
+	for (; wr; wr = wr->next) {
+		struct rdmap_recv_wr r = {
+			.wr_id = wr->wr_id,
+			.sge = (const struct rdmap_sge *)wr->sg_list,
+			.num_sge = (uint32_t)wr->num_sge,
+		};
+
+		if (wr->num_sge < 0)
+			rc = -EINVAL;
+		else if ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)
+			rc = -IW_ELOCAL_LENGTH;
+		else
+			rc = rdmap_post_recv(&qp->engine, &r);
+		if (rc) {
+			if (bad_wr)
+				*bad_wr = wr;
+			break;
+		}
+	}
+	pthread_mutex_unlock(l);
+	return rc;
+}
+
+/* ---- what the engine reports ---------------------------------------- */
+
+static void engine_complete(void *arg, const struct rdmap_cqe *c)
+{
+	static const uint8_t status[] = {
+		[RDMAP_WC_SUCCESS] = IW_WC_SUCCESS,
+		[RDMAP_WC_LOC_LEN_ERR] = IW_WC_LOC_LEN_ERR,
+		[RDMAP_WC_LOC_PROT_ERR] = IW_WC_LOC_PROT_ERR,
+		[RDMAP_WC_LOC_QP_OP_ERR] = IW_WC_LOC_QP_OP_ERR,
+		[RDMAP_WC_WR_FLUSH_ERR] = IW_WC_WR_FLUSH_ERR,
+		[RDMAP_WC_REM_ACCESS_ERR] = IW_WC_REM_ACCESS_ERR,
+		[RDMAP_WC_REM_OP_ERR] = IW_WC_REM_OP_ERR,
+	};
+	static const uint8_t opcode[] = {
+		[RDMAP_WC_SEND] = IW_WC_SEND,
+		[RDMAP_WC_WRITE] = IW_WC_RDMA_WRITE,
+		[RDMAP_WC_READ] = IW_WC_RDMA_READ,
+		[RDMAP_WC_RECV] = IW_WC_RECV,
+	};
+	struct iw_qp *qp = arg;
+	struct iw_wc wc = {
+		.wr_id = c->wr_id,
+		.status = status[c->status],
+		.opcode = opcode[c->opcode],
+		.byte_len = c->byte_len,
+		.invalidated_rkey = c->inv_stag,
+		.wc_flags = ((c->flags & RDMAP_CQE_SOLICITED) ? IW_WC_SOLICITED : 0) |
+			    ((c->flags & RDMAP_CQE_INVALIDATED) ? IW_WC_WITH_INV : 0),
+		.qp = qp,
+		.err = c->status == RDMAP_WC_SUCCESS ? 0 : c->err,
+	};
+
+	cq_push(c->recv ? qp->recv_cq : qp->send_cq, &wc);
+}
+
+static void term_info(struct iw_terminate_info *ti, const struct rdmap_term *t,
+		      bool received)
+{
+	*ti = (struct iw_terminate_info){
+		.valid = 1,
+		.received = received,
+		.layer = t->layer,
+		.etype = t->etype,
+		.ecode = t->ecode,
+		.words = rdmap_term_describe(t->layer, t->etype, t->ecode),
+	};
+	/* only a peer's word can have been written the other way round */
+	if (received) {
+		ti->swapped_layer = t->swapped.layer;
+		ti->swapped_etype = t->swapped.etype;
+		ti->swapped_ecode = t->swapped.ecode;
+		ti->swapped_words = rdmap_term_describe(t->swapped.layer,
+							t->swapped.etype,
+							t->swapped.ecode);
+	}
+}
+
+static void engine_event(void *arg, const struct rdmap_event *ev)
+{
+	struct iw_qp *qp = arg;
+	struct iw_cm_id *id = qp->id;
+	struct iw_terminate_info ti;
+
+	switch (ev->type) {
+	case RDMAP_EV_TERMINATE_SENT:
+	case RDMAP_EV_TERMINATE_RECEIVED:
+		term_info(&ti, ev->term,
+			  ev->type == RDMAP_EV_TERMINATE_RECEIVED);
+		if (id) {
+			id->term = ti;
+			iw_log_id(id, "Terminate %s: layer %u type %u code 0x%02x (%s)",
+				  ti.received ? "received" : "sent", ti.layer,
+				  ti.etype, ti.ecode,
+				  ti.words ? ti.words
+					   : ti.swapped_words
+						     ? ti.swapped_words
+						     : "not an RFC 5040 triple");
+		}
+		break;
+	case RDMAP_EV_ERROR:
+		if (id)
+			iw_log_id(id, "stream error: %s", iw_strerror(ev->err));
+		break;
+	default:
+		if (id)
+			iw_log_id(id, "first FPDU from the initiator");
+		break;
+	}
+}
+
+const struct rdmap_ops qp_engine_ops = { engine_complete, engine_event };

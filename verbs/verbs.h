@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs layer's objects behind the public API: the device context and
+ * its progress loop, CQs, QPs around an RDMAP engine, SRQs, and connection
+ * identifiers that run the MPA handshake over the TCP transport.
+ *
+ * Locks, taken in this order, never the other way round:
+ *   a connection's lock (struct iw_cm_id.lock; a QP not connected yet
+ *   uses its own) > a CQ's lock > a CM channel's lock.
+ * The STag table and SRQs lock themselves.
+ */
+#ifndef IW_VERBS_H
+#define IW_VERBS_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "iwarp/cm.h"
+#include "iwarp/verbs.h"
+#include "lib/transport.h"
+#include "mpa/mpa.h"
+#include "rdmap/rdmap.h"
+
+/* A public SGE list is handed to the engine as it is. */
+_Static_assert(sizeof(struct iw_sge) == sizeof(struct rdmap_sge) &&
+		       offsetof(struct iw_sge, addr) ==
+			       offsetof(struct rdmap_sge, addr) &&
+		       offsetof(struct iw_sge, length) ==
+			       offsetof(struct rdmap_sge, length) &&
+		       offsetof(struct iw_sge, lkey) ==
+			       offsetof(struct rdmap_sge, lkey),
+	       "struct iw_sge and struct rdmap_sge must have one layout");
+
+struct iw_context {
+	struct event_base *base;
+	bool own_base;
+	pthread_t thread;
+	bool thread_running;
+	struct event *stop_ev;
+	struct ddp_stag_table stags;
+	pthread_mutex_t lock; /* pd ids */
+	uint32_t next_pd;
+	atomic_int debug;
+	bool tracing;
+	struct tp_trace trace;
+};
+
+struct iw_pd {
+	struct iw_context *ctx;
+	uint32_t id;
+};
+
+struct iw_cq {
+	struct iw_context *ctx;
+	void *cq_context;
+	pthread_mutex_t lock;
+	struct iw_wc *ring;
+	uint32_t size, head, count;
+	int efd; /* eventfd: readable after an armed completion */
+	bool armed;
+	bool solicited_only;
+	bool overrun;
+	uint32_t reserved; /* work requests of attached QPs it must hold */
+	unsigned int events, acked;
+};
+
+struct iw_srq {
+	struct iw_pd *pd;
+	void *srq_context;
+	struct rdmap_srq srq;
+};
+
+struct iw_qp {
+	struct iw_pd *pd;
+	struct iw_context *ctx;
+	void *qp_context;
+	struct iw_cq *send_cq, *recv_cq;
+	struct iw_srq *srq;
+	struct iw_qp_cap cap;
+	bool sig_all;
+	pthread_mutex_t own_lock;
+	_Atomic(pthread_mutex_t *) lock; /* the connection's once attached */
+	struct iw_cm_id *id;		 /* the connection, or NULL */
+	struct rdmap_qp engine;
+};
+
+/* Where a connection identifier stands. */
+enum id_state {
+	ID_IDLE,
+	ID_LISTEN,
+	ID_TCP_CONNECT,	 /* active: TCP connect under way */
+	ID_REQ_SENT,	 /* active: MPA Request out, waiting for the Reply */
+	ID_REQ_WAIT,	 /* passive: waiting for the MPA Request */
+	ID_REQ_RCVD,	 /* passive: the application decides */
+	ID_REPLYING,	 /* passive: a Reply goes out, then RTS or close */
+	ID_CONNECTED,
+	ID_CLOSED,
+};
+
+struct iw_cm_channel {
+	struct iw_context *ctx;
+	pthread_mutex_t lock;
+	int efd; /* eventfd counting queued events */
+	struct cm_event_node *head, *tail;
+};
+
+struct iw_cm_id {
+	struct iw_context *ctx;
+	struct iw_cm_channel *ch;
+	void *context;
+	struct iw_mpa_opts opts;
+	pthread_mutex_t lock;
+	uint8_t state; /* enum id_state */
+	struct iw_cm_id *listen_id;
+	struct tp_listener listener;
+	struct tp_conn tp;
+	bool has_tp;
+	struct event *timer;
+	struct iw_qp *qp;
+	bool up;	   /* ESTABLISHED went out */
+	bool reported;	   /* the final event (error/disconnect) went out */
+	bool internal;	   /* a passive id the application has not seen */
+	bool close_after_tx; /* a refusing Reply: close once it has left */
+	/* the MPA frame going out (Request or Reply) */
+	uint8_t out[MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN];
+	size_t out_len, out_sent;
+	/* the MPA frame coming in */
+	uint8_t in[MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN];
+	size_t in_len;
+	struct mpa_frame req; /* ours (active) or the peer's (passive) */
+	struct mpa_frame rep;
+	struct mpa_policy policy;
+	struct iw_mpa_info peer;
+	uint8_t peer_pd[MPA_MAX_PD_LEN];
+	uint16_t peer_pd_len;
+	struct iw_terminate_info term;
+};
+
+/* context.c */
+void iw_log(struct iw_context *ctx, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* cq.c */
+void cq_push(struct iw_cq *cq, const struct iw_wc *wc);
+
+/* qp.c */
+pthread_mutex_t *qp_lock(struct iw_qp *qp);
+extern const struct rdmap_ops qp_engine_ops;
+
+/* cm.c */
+void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
+	      bool with_peer);
+void cm_stream_ended(struct iw_cm_id *id, int err);
+
+/* conn.c: the transport's owner for one connection */
+extern const struct tp_ops conn_tp_ops;
+void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
+		      bool initiator);
+void conn_close(struct iw_cm_id *id);
+
+#endif /* IW_VERBS_H */
