@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+#include <arpa/inet.h>
+#include <check.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "e2e.h"
+
+#define ACC_ALL (IW_ACCESS_LOCAL_WRITE | IW_ACCESS_REMOTE_WRITE | \
+		 IW_ACCESS_REMOTE_READ)
+
+void e2e_opts_default(struct e2e_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	iw_mpa_opts_default(&o->client);
+	iw_mpa_opts_default(&o->server);
+	o->buf_len = 1 << 20;
+	o->depth = 64;
+	o->max_sge = 4;
+	o->host = "127.0.0.1";
+	o->cparam = (struct iw_conn_param){ .ird = 8, .ord = 8 };
+	o->sparam = (struct iw_conn_param){ .ird = 8, .ord = 8 };
+}
+
+void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o)
+{
+	struct iw_qp_init_attr qa = {
+		.cap = { .max_send_wr = o->depth, .max_recv_wr = o->depth,
+			 .max_send_sge = o->max_sge, .max_recv_sge = o->max_sge,
+			 .max_inline_data = 64 },
+	};
+
+	memset(s, 0, sizeof(*s));
+	s->ctx = iw_open(NULL);
+	ck_assert_ptr_nonnull(s->ctx);
+	s->ch = iw_create_cm_channel(s->ctx);
+	s->pd = iw_alloc_pd(s->ctx);
+	s->cq = iw_create_cq(s->ctx, (int)(2 * o->depth), NULL);
+	ck_assert_ptr_nonnull(s->ch);
+	ck_assert_ptr_nonnull(s->pd);
+	ck_assert_ptr_nonnull(s->cq);
+	qa.send_cq = qa.recv_cq = s->cq;
+	s->qp = iw_create_qp(s->pd, &qa);
+	ck_assert_ptr_nonnull(s->qp);
+	s->len = o->buf_len;
+	s->buf = malloc(s->len);
+	ck_assert_ptr_nonnull(s->buf);
+	s->mr = iw_reg_mr(s->pd, s->buf, s->len, ACC_ALL);
+	ck_assert_ptr_nonnull(s->mr);
+}
+
+void e2e_side_close(struct e2e_side *s)
+{
+	if (s->id)
+		ck_assert_int_eq(iw_destroy_id(s->id), 0);
+	ck_assert_int_eq(iw_destroy_qp(s->qp), 0);
+	ck_assert_int_eq(iw_dereg_mr(s->mr), 0);
+	ck_assert_int_eq(iw_destroy_cq(s->cq), 0);
+	ck_assert_int_eq(iw_dealloc_pd(s->pd), 0);
+	ck_assert_int_eq(iw_destroy_cm_channel(s->ch), 0);
+	ck_assert_int_eq(iw_close(s->ctx), 0);
+	free(s->buf);
+}
+
+void e2e_port(struct iw_cm_id *listen, char *port, size_t len)
+{
+	struct sockaddr_storage ss;
+
+	ck_assert_int_eq(iw_get_local_addr(listen, &ss), 0);
+	snprintf(port, len, "%u",
+		 ntohs(ss.ss_family == AF_INET6
+			       ? ((struct sockaddr_in6 *)&ss)->sin6_port
+			       : ((struct sockaddr_in *)&ss)->sin_port));
+}
+
+struct iw_cm_event *e2e_event(struct iw_cm_channel *ch, int ms)
+{
+	struct pollfd p = { iw_cm_channel_fd(ch), POLLIN, 0 };
+	struct iw_cm_event *ev;
+
+	ck_assert_msg(poll(&p, 1, ms) == 1, "no CM event within %d ms", ms);
+	ck_assert_int_eq(iw_get_cm_event(ch, &ev), 0);
+	return ev;
+}
+
+int e2e_expect(struct iw_cm_channel *ch, enum iw_cm_event_type type, int ms)
+{
+	struct iw_cm_event *ev = e2e_event(ch, ms);
+	int status = ev->status;
+
+	ck_assert_msg(ev->event == type, "CM event %s (%s), wanted %s",
+		      iw_cm_event_str(ev->event), iw_strerror(ev->status),
+		      iw_cm_event_str(type));
+	iw_ack_cm_event(ev);
+	return status;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int e2e_poll_upto(struct iw_cq *cq, struct iw_wc *wc, int n, int ms)
+{
+	long long end = now_ms() + ms;
+	int got = 0;
+
+	while (got < n) {
+		int r = iw_poll_cq(cq, n - got, wc + got);
+		struct pollfd p = { iw_cq_fd(cq), POLLIN, 0 };
+
+		require(r >= 0, "iw_poll_cq: %s", iw_strerror(r));
+		got += r;
+		if (got == n || now_ms() >= end)
+			break;
+		if (r == 0) {
+			/* sleep on the CQ's fd; poll again to close the race */
+			iw_req_notify_cq(cq, 0);
+			r = iw_poll_cq(cq, n - got, wc + got);
+			require(r >= 0, "iw_poll_cq: %s", iw_strerror(r));
+			got += r;
+			if (got < n && poll(&p, 1, 50) == 1)
+				iw_get_cq_event(cq, NULL);
+		}
+	}
+	return got;
+}
+
+void e2e_poll(struct iw_cq *cq, struct iw_wc *wc, int n, int ms)
+{
+	int got = e2e_poll_upto(cq, wc, n, ms);
+
+	require(got == n, "%d of %d completions within %d ms", got, n, ms);
+}
+
+void e2e_connect(struct e2e *e, const struct e2e_opts *o)
+{
+	struct iw_cm_event *ev;
+
+	memset(e, 0, sizeof(*e));
+	e2e_side_open(&e->c, o);
+	e2e_side_open(&e->s, o);
+	e->listen = iw_create_id(e->s.ch, NULL);
+	ck_assert_ptr_nonnull(e->listen);
+	ck_assert_int_eq(iw_set_mpa_opts(e->listen, &o->server), 0);
+	ck_assert_int_eq(iw_listen(e->listen, o->host, "0", 16), 0);
+	e2e_port(e->listen, e->port, sizeof(e->port));
+	e->c.id = iw_create_id(e->c.ch, NULL);
+	ck_assert_ptr_nonnull(e->c.id);
+	ck_assert_int_eq(iw_set_mpa_opts(e->c.id, &o->client), 0);
+	ck_assert_int_eq(iw_connect(e->c.id, o->host, e->port, e->c.qp,
+				    &o->cparam),
+			 0);
+	ev = e2e_event(e->s.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	e->s.id = ev->id;
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_accept(e->s.id, e->s.qp, &o->sparam), 0);
+	e2e_expect(e->s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_expect(e->c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+}
+
+void e2e_teardown(struct e2e *e)
+{
+	if (e->listen)
+		ck_assert_int_eq(iw_destroy_id(e->listen), 0);
+	e2e_side_close(&e->c);
+	e2e_side_close(&e->s);
+}
+
+void e2e_fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		p[i] = (uint8_t)(x >> 16);
+	}
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * End-to-end helpers: connected QP pairs over 127.0.0.1 through the public
+ * API, and waits that are always bounded (a test that would hang fails).
+ */
+#ifndef IW_TEST_E2E_H
+#define IW_TEST_E2E_H
+
+#include <iwarp/iwarp.h>
+
+#include "testutil.h"
+
+#define E2E_WAIT_MS 10000
+
+struct e2e_side {
+	struct iw_context *ctx;
+	struct iw_cm_channel *ch;
+	struct iw_pd *pd;
+	struct iw_cq *cq;
+	struct iw_qp *qp;
+	struct iw_cm_id *id;
+	uint8_t *buf;
+	size_t len;
+	struct iw_mr *mr;
+};
+
+struct e2e_opts {
+	struct iw_mpa_opts client, server;
+	size_t buf_len;
+	uint32_t depth;	  /* send and receive queue depth */
+	uint32_t max_sge;
+	const char *host; /* default 127.0.0.1 */
+	struct iw_conn_param cparam, sparam;
+};
+
+struct e2e {
+	struct e2e_side c, s;
+	struct iw_cm_id *listen;
+	char port[16];
+};
+
+void e2e_opts_default(struct e2e_opts *o);
+/* Both sides, each with its own context, connected; fails the test if not. */
+void e2e_connect(struct e2e *e, const struct e2e_opts *o);
+void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o);
+void e2e_side_close(struct e2e_side *s);
+void e2e_teardown(struct e2e *e);
+
+/* The next CM event on @ch within @ms, or the test fails. */
+struct iw_cm_event *e2e_event(struct iw_cm_channel *ch, int ms);
+/* Takes the next event, checks its type, acks it; returns its status. */
+int e2e_expect(struct iw_cm_channel *ch, enum iw_cm_event_type type, int ms);
+/* Exactly @n completions within @ms, or the test fails. */
+void e2e_poll(struct iw_cq *cq, struct iw_wc *wc, int n, int ms);
+/* Completions until @n have come or @ms pass; returns how many came. */
+int e2e_poll_upto(struct iw_cq *cq, struct iw_wc *wc, int n, int ms);
+
+/* The port a listening identifier got. */
+void e2e_port(struct iw_cm_id *listen, char *port, size_t len);
+
+void e2e_fill(uint8_t *p, size_t len, uint32_t seed);
+
+#endif /* IW_TEST_E2E_H */

@@ -1,0 +1,742 @@
+// SPDX-License-Identifier: MIT
+/*
+ * End to end through the public API over 127.0.0.1: every operation at
+ * every size in every framing, two processes, 256 connections at once,
+ * and streams that die mid-transfer.  Every payload octet is verified and
+ * every work request must complete exactly once.
+ */
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "e2e.h"
+#include "lib/byteorder.h"
+
+static const size_t sizes[] = { 0, 1, 3, 511, 512, 513, 4095, 4096,
+				65535, 65536, 1 << 20, 16 << 20 };
+#define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define REGION ((size_t)17 << 20) /* one 16 MiB message plus gaps */
+#define MAX_SGE 4
+
+/* Cuts @len octets at @base into @k pieces with 8-octet gaps between. */
+static int sges_at(struct iw_sge *sge, int k, uint8_t *base, size_t len,
+		   uint32_t lkey)
+{
+	size_t off = 0, left = len;
+
+	for (int i = 0; i < k; i++) {
+		size_t piece = i + 1 == k ? left : left / (size_t)(k - i);
+
+		sge[i] = (struct iw_sge){ (uintptr_t)(base + off),
+					  (uint32_t)piece, lkey };
+		off += piece + 8;
+		left -= piece;
+	}
+	return k;
+}
+
+/* The octets a scattered list holds, in order, must equal @want. */
+static void check_sges(const struct iw_sge *sge, int k, const uint8_t *want,
+		       size_t len)
+{
+	size_t off = 0;
+
+	for (int i = 0; i < k && off < len; i++) {
+		size_t n = sge[i].length < len - off ? sge[i].length : len - off;
+
+		require(memcmp((void *)(uintptr_t)sge[i].addr, want + off, n) == 0,
+			"piece %d of %zu octets differs", i, n);
+		off += n;
+	}
+	require(off == len, "pieces hold %zu of %zu octets", off, len);
+}
+
+static void post_recv(struct e2e_side *s, uint64_t id, struct iw_sge *sge,
+		      int k)
+{
+	struct iw_recv_wr r = { .wr_id = id, .sg_list = sge, .num_sge = k };
+
+	ck_assert_int_eq(iw_post_recv(s->qp, &r, NULL), 0);
+}
+
+static void post_send(struct e2e_side *s, uint64_t id, enum iw_wr_opcode op,
+		      struct iw_sge *sge, int k, uint64_t raddr, uint32_t rkey)
+{
+	struct iw_send_wr w = {
+		.wr_id = id, .sg_list = sge, .num_sge = k, .opcode = op,
+		.send_flags = IW_SEND_SIGNALED,
+		.rdma = { raddr, rkey },
+	};
+
+	ck_assert_int_eq(iw_post_send(s->qp, &w, NULL), 0);
+}
+
+static void expect_wc(const struct iw_wc *wc, uint64_t id,
+		      enum iw_wc_opcode op, size_t len)
+{
+	ck_assert_msg(wc->status == IW_WC_SUCCESS, "wr %llu: %s (%s)",
+		      (unsigned long long)wc->wr_id,
+		      iw_wc_status_str(wc->status), iw_strerror(wc->err));
+	ck_assert_uint_eq(wc->wr_id, id);
+	ck_assert_int_eq(wc->opcode, op);
+	if (op == IW_WC_RECV || op == IW_WC_RDMA_READ)
+		ck_assert_uint_eq(wc->byte_len, len);
+}
+
+/* A Send from @a to @b of @len octets in @ka pieces, into @kb pieces. */
+static void do_send(struct e2e_side *a, uint8_t *src, struct e2e_side *b,
+		    uint8_t *dst, size_t len, int ka, int kb, uint32_t seed)
+{
+	struct iw_sge s[MAX_SGE], r[MAX_SGE];
+	struct iw_wc wc;
+	uint8_t *want = malloc(len + 1);
+
+	ck_assert_ptr_nonnull(want);
+	e2e_fill(src, REGION, seed);
+	sges_at(s, ka, src, len, a->mr->lkey);
+	sges_at(r, kb, dst, len + 16, b->mr->lkey);
+	memset(dst, 0, len + 64);
+	{
+		size_t off = 0;
+
+		for (int i = 0; i < ka; i++) {
+			memcpy(want + off, (void *)(uintptr_t)s[i].addr,
+			       s[i].length);
+			off += s[i].length;
+		}
+	}
+	post_recv(b, seed, r, kb);
+	post_send(a, seed, IW_WR_SEND, s, ka, 0, 0);
+	e2e_poll(a->cq, &wc, 1, E2E_WAIT_MS);
+	expect_wc(&wc, seed, IW_WC_SEND, len);
+	e2e_poll(b->cq, &wc, 1, E2E_WAIT_MS);
+	expect_wc(&wc, seed, IW_WC_RECV, len);
+	check_sges(r, kb, want, len);
+	free(want);
+}
+
+/* RFC 6581 / config: _i bit 0 markers, bit 1 CRC, _i >> 2 the mode. */
+static const char *const mode_names[] = { "rev 1", "rev 2", "rev 2 RTR send",
+					  "rev 2 RTR write", "rev 2 RTR read" };
+
+START_TEST(every_operation_size_and_framing_moves_verified_data)
+{
+	static const uint8_t rtr[] = { 0, 0, IW_RTR_SEND, IW_RTR_WRITE,
+				       IW_RTR_READ };
+	int mode = _i >> 2;
+	struct e2e_opts o;
+	struct iw_qp_attr qa;
+	struct e2e e;
+
+	e2e_opts_default(&o);
+	o.buf_len = 3 * REGION;
+	o.max_sge = MAX_SGE;
+	if (_i & 1)
+		o.client.markers = o.server.markers = IW_MPA_ON;
+	if (_i & 2)
+		o.client.crc = IW_MPA_ON;
+	o.client.revision = mode == 0 ? 1 : 2;
+	o.client.rtr = rtr[mode];
+	printf("config %d: markers %s, CRC %s, %s\n", _i, _i & 1 ? "on" : "off",
+	       _i & 2 ? "on" : "off", mode_names[mode]);
+	e2e_connect(&e, &o);
+
+	ck_assert_int_eq(iw_query_qp(e.c.qp, &qa), 0);
+	ck_assert_int_eq(qa.state, IW_QPS_RTS);
+	ck_assert_uint_eq(qa.mpa_revision, o.client.revision);
+	ck_assert_uint_eq(qa.crc, !!(_i & 2));
+	ck_assert_uint_eq(qa.markers_tx, !!(_i & 1));
+	ck_assert_uint_eq(qa.markers_rx, !!(_i & 1));
+	ck_assert_uint_eq(qa.rtr, rtr[mode]);
+
+	for (size_t z = 0; z < N_SIZES; z++) {
+		size_t len = sizes[z];
+		int k = (int)(z % MAX_SGE) + 1, k2 = (int)((z + 1) % MAX_SGE) + 1;
+		uint32_t seed = (uint32_t)(_i * 1000 + z * 10);
+		uint8_t *c_src = e.c.buf, *c_sink = e.c.buf + REGION,
+			*c_recv = e.c.buf + 2 * REGION;
+		uint8_t *s_recv = e.s.buf, *s_target = e.s.buf + REGION,
+			*s_source = e.s.buf + 2 * REGION;
+		struct iw_sge sg[MAX_SGE], fence;
+		struct iw_wc wc[2];
+
+		/* Send, client to server and back */
+		do_send(&e.c, c_src, &e.s, s_recv, len, k, k2, seed + 1);
+		do_send(&e.s, s_source, &e.c, c_recv, len, k2, k, seed + 2);
+
+		/* RDMA Write, then a zero-length Send: its arrival proves
+		 * the Write was placed (messages are placed in order) */
+		e2e_fill(c_src, REGION, seed + 3);
+		memset(s_target, 0, len + 64);
+		sges_at(sg, k, c_src, len, e.c.mr->lkey);
+		fence = (struct iw_sge){ (uintptr_t)s_recv, 0, e.s.mr->lkey };
+		post_recv(&e.s, seed + 4, &fence, 1);
+		post_send(&e.c, seed + 3, IW_WR_RDMA_WRITE, sg, k,
+			  (uintptr_t)s_target, e.s.mr->rkey);
+		post_send(&e.c, seed + 4, IW_WR_SEND, &fence, 0, 0, 0);
+		e2e_poll(e.c.cq, wc, 2, E2E_WAIT_MS);
+		expect_wc(&wc[0], seed + 3, IW_WC_RDMA_WRITE, len);
+		expect_wc(&wc[1], seed + 4, IW_WC_SEND, 0);
+		e2e_poll(e.s.cq, wc, 1, E2E_WAIT_MS);
+		expect_wc(&wc[0], seed + 4, IW_WC_RECV, 0);
+		{
+			size_t off = 0;
+
+			for (int i = 0; i < k; i++) {
+				require(memcmp(s_target + off,
+					       (void *)(uintptr_t)sg[i].addr,
+					       sg[i].length) == 0,
+					"write of %zu: piece %d differs", len, i);
+				off += sg[i].length;
+			}
+			require(s_target[len] == 0, "octet after the write changed");
+		}
+
+		/* RDMA Read into one sink */
+		e2e_fill(s_source, REGION, seed + 5);
+		memset(c_sink, 0, len + 64);
+		sg[0] = (struct iw_sge){ (uintptr_t)c_sink, (uint32_t)len,
+					 e.c.mr->lkey };
+		post_send(&e.c, seed + 5, IW_WR_RDMA_READ, sg, 1,
+			  (uintptr_t)s_source, e.s.mr->rkey);
+		e2e_poll(e.c.cq, wc, 1, E2E_WAIT_MS);
+		expect_wc(&wc[0], seed + 5, IW_WC_RDMA_READ, len);
+		require(memcmp(c_sink, s_source, len) == 0,
+			"read of %zu octets differs", len);
+		require(c_sink[len] == 0, "octet after the read sink changed");
+	}
+	ck_assert_int_eq(iw_disconnect(e.c.id), 0);
+	e2e_expect(e.c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+	e2e_expect(e.s.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* ---- two processes --------------------------------------------------- */
+
+#define SRV_FAIL(...)                                        \
+	do {                                                 \
+		fprintf(stderr, "server: " __VA_ARGS__);     \
+		fputc('\n', stderr);                         \
+		_exit(1);                                    \
+	} while (0)
+
+/* The server's private data in its Reply: where the client may write/read. */
+struct advert {
+	uint8_t addr[8], rkey[4], len[4];
+};
+
+static void srv_wait(struct iw_cq *cq, struct iw_wc *wc, int n)
+{
+	if (e2e_poll_upto(cq, wc, n, E2E_WAIT_MS) != n)
+		SRV_FAIL("completions missing");
+	for (int i = 0; i < n; i++)
+		if (wc[i].status != IW_WC_SUCCESS)
+			SRV_FAIL("completion %d: %s", i,
+				 iw_wc_status_str(wc[i].status));
+}
+
+/*
+ * The server process: takes Sends of every size (checking each against the
+ * pattern the client used), lets the client Write and Read its buffer, and
+ * answers the final Send with a Send of its own verdict.  With @die it
+ * kills itself after the first message instead.
+ */
+static int server_process(int port_fd, bool die)
+{
+	struct e2e_opts o;
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	struct iw_cm_event *ev;
+	struct advert ad;
+	char port[16];
+	uint8_t *want;
+	struct iw_wc wc;
+	struct iw_sge r;
+	struct iw_conn_param p;
+
+	e2e_opts_default(&o);
+	o.buf_len = 4 * REGION;
+	o.depth = 2 * N_SIZES;
+	e2e_side_open(&s, &o);
+	want = malloc(REGION);
+	l = iw_create_id(s.ch, NULL);
+	if (!want || !l || iw_listen(l, "127.0.0.1", "0", 4))
+		SRV_FAIL("cannot listen");
+	e2e_port(l, port, sizeof(port));
+	if (write(port_fd, port, sizeof(port)) != sizeof(port))
+		SRV_FAIL("cannot report the port");
+	ev = e2e_event(s.ch, E2E_WAIT_MS);
+	if (ev->event != IW_CM_EVENT_CONNECT_REQUEST)
+		SRV_FAIL("no connect request");
+	s.id = ev->id;
+	iw_ack_cm_event(ev);
+	/* receives in [0, 2R), the client's Write target [2R, 3R), its Read
+	 * source [3R, 4R) */
+	put_be64(ad.addr, (uintptr_t)(s.buf + 2 * REGION));
+	put_be32(ad.rkey, s.mr->rkey);
+	put_be32(ad.len, (uint32_t)(2 * REGION));
+	e2e_fill(s.buf + 3 * REGION, REGION, 4242);
+	/* a receive for every Send before any can come: the client does not
+	 * wait for us between them (a Send completes when handed to TCP) */
+	{
+		size_t off = 0;
+
+		for (size_t z = 0; z < N_SIZES; z++) {
+			/* about to die: any Send fits, so none is refused */
+			r = (struct iw_sge){ (uintptr_t)s.buf + (die ? 0 : off),
+					     die ? (uint32_t)REGION
+						 : (uint32_t)sizes[z],
+					     s.mr->lkey };
+			post_recv(&s, z, &r, 1);
+			off += sizes[z] + 64;
+		}
+		r = (struct iw_sge){ (uintptr_t)s.buf, 1, s.mr->lkey };
+		post_recv(&s, N_SIZES, &r, 1);
+	}
+	p = (struct iw_conn_param){ &ad, sizeof(ad), 8, 8 };
+	if (iw_accept(s.id, s.qp, &p))
+		SRV_FAIL("accept failed");
+	if (e2e_expect(s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS))
+		SRV_FAIL("not established");
+	{
+		size_t off = 0;
+
+		for (size_t z = 0; z < N_SIZES; z++) {
+			srv_wait(s.cq, &wc, 1);
+			if (die)
+				raise(SIGKILL);
+			if (wc.wr_id != z || wc.byte_len != sizes[z])
+				SRV_FAIL("send %zu: wr %llu, %u octets", z,
+					 (unsigned long long)wc.wr_id,
+					 wc.byte_len);
+			e2e_fill(want, sizes[z], (uint32_t)z);
+			if (memcmp(s.buf + off, want, sizes[z]))
+				SRV_FAIL("send of %zu octets differs", sizes[z]);
+			off += sizes[z] + 64;
+		}
+	}
+	/* the last Send says the Writes are in: check them, answer */
+	srv_wait(s.cq, &wc, 1);
+	e2e_fill(want, REGION, 777);
+	s.buf[0] = memcmp(s.buf + 2 * REGION, want, REGION) == 0;
+	r = (struct iw_sge){ (uintptr_t)s.buf, 1, s.mr->lkey };
+	post_send(&s, 2, IW_WR_SEND, &r, 1, 0, 0);
+	srv_wait(s.cq, &wc, 1);
+	if (e2e_expect(s.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS))
+		SRV_FAIL("bad disconnect");
+	iw_destroy_id(l);
+	e2e_side_close(&s);
+	free(want);
+	return 0;
+}
+
+static pid_t start_server(char *port, bool die)
+{
+	int fds[2];
+	struct pollfd p;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(server_process(fds[1], die));
+	}
+	close(fds[1]);
+	p = (struct pollfd){ fds[0], POLLIN, 0 };
+	ck_assert_msg(poll(&p, 1, E2E_WAIT_MS) == 1, "server never listened");
+	ck_assert_int_eq(read(fds[0], port, 16), 16);
+	close(fds[0]);
+	return pid;
+}
+
+static int wait_child(pid_t pid)
+{
+	int status = 0;
+
+	for (int i = 0; i < 200; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(50000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	ck_abort_msg("the server process did not finish");
+	return status;
+}
+
+START_TEST(two_processes_move_verified_data)
+{
+	struct e2e_opts o;
+	struct e2e_side c;
+	struct iw_cm_event *ev;
+	struct iw_conn_param cp = { .ird = 8, .ord = 8 };
+	struct iw_sge s, r;
+	struct iw_wc wc[2];
+	uint64_t raddr;
+	uint32_t rkey;
+	char port[16];
+	pid_t pid = start_server(port, false);
+	int status;
+
+	e2e_opts_default(&o);
+	o.buf_len = 2 * REGION;
+	e2e_side_open(&c, &o);
+	c.id = iw_create_id(c.ch, NULL);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, &cp), 0);
+	ev = e2e_event(c.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ESTABLISHED);
+	ck_assert_uint_eq(ev->private_data_len, sizeof(struct advert));
+	raddr = get_be64(ev->private_data);
+	rkey = get_be32((const uint8_t *)ev->private_data + 8);
+	iw_ack_cm_event(ev);
+	for (size_t z = 0; z < N_SIZES; z++) {
+		e2e_fill(c.buf, sizes[z], (uint32_t)z);
+		s = (struct iw_sge){ (uintptr_t)c.buf, (uint32_t)sizes[z],
+				     c.mr->lkey };
+		post_send(&c, z, IW_WR_SEND, &s, 1, 0, 0);
+		e2e_poll(c.cq, wc, 1, E2E_WAIT_MS);
+		expect_wc(&wc[0], z, IW_WC_SEND, sizes[z]);
+	}
+	/* Write the server's first region, Read its second */
+	e2e_fill(c.buf, REGION, 777);
+	s = (struct iw_sge){ (uintptr_t)c.buf, (uint32_t)REGION, c.mr->lkey };
+	post_send(&c, 100, IW_WR_RDMA_WRITE, &s, 1, raddr, rkey);
+	r = (struct iw_sge){ (uintptr_t)c.buf + REGION, (uint32_t)REGION,
+			     c.mr->lkey };
+	post_send(&c, 101, IW_WR_RDMA_READ, &r, 1, raddr + REGION, rkey);
+	e2e_poll(c.cq, wc, 2, E2E_WAIT_MS);
+	expect_wc(&wc[0], 100, IW_WC_RDMA_WRITE, REGION);
+	expect_wc(&wc[1], 101, IW_WC_RDMA_READ, REGION);
+	{
+		uint8_t *want = malloc(REGION);
+
+		ck_assert_ptr_nonnull(want);
+		e2e_fill(want, REGION, 4242);
+		ck_assert_int_eq(memcmp(c.buf + REGION, want, REGION), 0);
+		free(want);
+	}
+	/* ask for the verdict on the Write */
+	r = (struct iw_sge){ (uintptr_t)c.buf, 1, c.mr->lkey };
+	post_recv(&c, 200, &r, 1);
+	post_send(&c, 102, IW_WR_SEND, &r, 0, 0, 0);
+	e2e_poll(c.cq, wc, 2, E2E_WAIT_MS);
+	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
+	ck_assert_int_eq(wc[1].status, IW_WC_SUCCESS);
+	ck_assert_uint_eq(c.buf[0], 1);
+	ck_assert_int_eq(iw_disconnect(c.id), 0);
+	e2e_expect(c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+	e2e_side_close(&c);
+	status = wait_child(pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "server process failed (status %d)", status);
+}
+END_TEST
+
+/* ---- streams that die ------------------------------------------------- */
+
+/* Every posted request must come back exactly once: success or flush. */
+static void expect_each_once(struct iw_cq *cq, uint64_t first, int n,
+			     int *flushed)
+{
+	struct iw_wc *wc = calloc((size_t)n + 1, sizeof(*wc));
+	uint8_t *seen = calloc((size_t)n, 1);
+	int got;
+
+	ck_assert_ptr_nonnull(wc);
+	ck_assert_ptr_nonnull(seen);
+	got = e2e_poll_upto(cq, wc, n, E2E_WAIT_MS);
+	ck_assert_msg(got == n, "%d of %d work requests completed", got, n);
+	ck_assert_int_eq(iw_poll_cq(cq, 1, wc + n), 0); /* and no more */
+	*flushed = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t k = wc[i].wr_id - first;
+
+		ck_assert_msg(k < (uint64_t)n && !seen[k],
+			      "wr %llu completed twice or unknown",
+			      (unsigned long long)wc[i].wr_id);
+		seen[k] = 1;
+		ck_assert_msg(wc[i].status == IW_WC_SUCCESS ||
+				      wc[i].status == IW_WC_WR_FLUSH_ERR,
+			      "wr %llu: %s", (unsigned long long)wc[i].wr_id,
+			      iw_wc_status_str(wc[i].status));
+		*flushed += wc[i].status == IW_WC_WR_FLUSH_ERR;
+	}
+	free(wc);
+	free(seen);
+}
+
+START_TEST(disconnect_mid_transfer_completes_everything_once)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge sg;
+	int flushed, n = 0;
+
+	e2e_opts_default(&o);
+	o.depth = 256;
+	o.buf_len = 64 << 20;
+	e2e_connect(&e, &o);
+	for (int i = 0; i < 64; i++) {
+		sg = (struct iw_sge){ (uintptr_t)e.s.buf + ((size_t)i << 20),
+				      1 << 20, e.s.mr->lkey };
+		post_recv(&e.s, 1000 + (uint64_t)i, &sg, 1);
+	}
+	for (int i = 0; i < 64; i++) {
+		sg = (struct iw_sge){ (uintptr_t)e.c.buf + ((size_t)i << 20),
+				      1 << 20, e.c.mr->lkey };
+		post_send(&e.c, (uint64_t)n++, IW_WR_RDMA_WRITE, &sg, 1,
+			  (uintptr_t)e.s.buf, e.s.mr->rkey);
+		post_send(&e.c, (uint64_t)n++, IW_WR_SEND, &sg, 1, 0, 0);
+	}
+	ck_assert_int_eq(iw_disconnect(e.s.id), 0);
+	expect_each_once(e.c.cq, 0, n, &flushed);
+	printf("disconnect: %d of %d client requests flushed\n", flushed, n);
+	expect_each_once(e.s.cq, 1000, 64, &flushed);
+	printf("disconnect: %d of 64 server receives flushed\n", flushed);
+	ck_assert_int_gt(flushed, 0); /* the disconnect came mid-stream */
+	e2e_expect(e.s.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+	{
+		struct iw_cm_event *ev = e2e_event(e.c.ch, E2E_WAIT_MS);
+
+		ck_assert_msg(ev->event == IW_CM_EVENT_DISCONNECTED ||
+				      ev->event == IW_CM_EVENT_ERROR,
+			      "client got %s", iw_cm_event_str(ev->event));
+		iw_ack_cm_event(ev);
+	}
+	/* work posted now completes at once, flushed */
+	sg = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+	post_send(&e.c, 5000, IW_WR_SEND, &sg, 1, 0, 0);
+	expect_each_once(e.c.cq, 5000, 1, &flushed);
+	ck_assert_int_eq(flushed, 1);
+	e2e_teardown(&e);
+}
+END_TEST
+
+START_TEST(peer_death_mid_transfer_completes_everything_once)
+{
+	struct e2e_opts o;
+	struct e2e_side c;
+	struct iw_cm_event *ev;
+	struct iw_conn_param cp = { .ird = 8, .ord = 8 };
+	struct iw_sge sg;
+	char port[16];
+	pid_t pid = start_server(port, true);
+	int flushed, status, n = 0;
+
+	e2e_opts_default(&o);
+	o.depth = 256;
+	o.buf_len = 16 << 20;
+	e2e_side_open(&c, &o);
+	c.id = iw_create_id(c.ch, NULL);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, &cp), 0);
+	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	/* the first Send is what the server checks before it dies */
+	sg = (struct iw_sge){ (uintptr_t)c.buf, 0, c.mr->lkey };
+	post_send(&c, (uint64_t)n++, IW_WR_SEND, &sg, 1, 0, 0);
+	for (int i = 0; i < 100; i++) {
+		sg = (struct iw_sge){ (uintptr_t)c.buf, 4 << 20, c.mr->lkey };
+		post_send(&c, (uint64_t)n++, IW_WR_SEND, &sg, 1, 0, 0);
+	}
+	expect_each_once(c.cq, 0, n, &flushed);
+	printf("peer death: %d of %d requests flushed\n", flushed, n);
+	ck_assert_int_gt(flushed, 0);
+	ev = e2e_event(c.ch, E2E_WAIT_MS);
+	ck_assert_msg(ev->event == IW_CM_EVENT_ERROR ||
+			      ev->event == IW_CM_EVENT_DISCONNECTED,
+		      "got %s", iw_cm_event_str(ev->event));
+	printf("peer death: %s (%s)\n", iw_cm_event_str(ev->event),
+	       iw_strerror(ev->status));
+	iw_ack_cm_event(ev);
+	e2e_side_close(&c);
+	status = wait_child(pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+END_TEST
+
+/* ---- many connections --------------------------------------------------- */
+
+#define N_CONN 256
+#define MSG (8 * 1024)
+
+START_TEST(many_connections_at_once_each_move_verified_data)
+{
+	struct e2e_opts o;
+	struct e2e_side c, s;
+	struct iw_qp *cqp[N_CONN], *sqp[N_CONN];
+	struct iw_cm_id *cid[N_CONN], *sid[N_CONN], *l;
+	struct iw_qp_init_attr qa = { .cap = { 4, 4, 1, 1, 0 } };
+	struct iw_wc *wc = calloc(4 * N_CONN, sizeof(*wc));
+	struct advert ad;
+	char port[16];
+	int est = 0;
+
+	ck_assert_ptr_nonnull(wc);
+	e2e_opts_default(&o);
+	o.buf_len = 2 * N_CONN * MSG;
+	o.depth = 4 * N_CONN;
+	e2e_side_open(&c, &o);
+	e2e_side_open(&s, &o);
+	iw_destroy_qp(c.qp);
+	iw_destroy_qp(s.qp);
+	qa.send_cq = qa.recv_cq = c.cq;
+	for (int i = 0; i < N_CONN; i++) {
+		cqp[i] = iw_create_qp(c.pd, &qa);
+		ck_assert_ptr_nonnull(cqp[i]);
+	}
+	qa.send_cq = qa.recv_cq = s.cq;
+	for (int i = 0; i < N_CONN; i++) {
+		sqp[i] = iw_create_qp(s.pd, &qa);
+		ck_assert_ptr_nonnull(sqp[i]);
+	}
+	l = iw_create_id(s.ch, NULL);
+	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", N_CONN), 0);
+	e2e_port(l, port, sizeof(port));
+	put_be64(ad.addr, (uintptr_t)(s.buf + N_CONN * MSG));
+	put_be32(ad.rkey, s.mr->rkey);
+	for (int i = 0; i < N_CONN; i++) {
+		cid[i] = iw_create_id(c.ch, (void *)(uintptr_t)i);
+		ck_assert_int_eq(iw_connect(cid[i], "127.0.0.1", port, cqp[i],
+					    &(struct iw_conn_param){ .ird = 1,
+								     .ord = 1 }),
+				 0);
+	}
+	/* accept in arrival order (each server QP gets one receive first);
+	 * requests and ESTABLISHED events interleave */
+	for (int accepted = 0, up = 0; accepted < N_CONN || up < N_CONN;) {
+		struct iw_cm_event *ev = e2e_event(s.ch, E2E_WAIT_MS);
+
+		if (ev->event == IW_CM_EVENT_ESTABLISHED) {
+			up++;
+			iw_ack_cm_event(ev);
+			continue;
+		}
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		ck_assert_int_lt(accepted, N_CONN);
+		sid[accepted] = ev->id;
+		iw_ack_cm_event(ev);
+		{
+			struct iw_sge r = { (uintptr_t)s.buf +
+						    (size_t)accepted * MSG,
+					    MSG, s.mr->lkey };
+
+			post_recv(&(struct e2e_side){ .qp = sqp[accepted] },
+				  (uint64_t)accepted, &r, 1);
+		}
+		ck_assert_int_eq(iw_accept(sid[accepted], sqp[accepted],
+					   &(struct iw_conn_param){
+						   &ad, sizeof(ad), 1, 1 }),
+				 0);
+		accepted++;
+	}
+	while (est < N_CONN) {
+		e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+		est++;
+	}
+	/* every client: a Write into its slot, then a Send naming itself */
+	for (int i = 0; i < N_CONN; i++) {
+		uint8_t *src = c.buf + (size_t)i * MSG;
+		struct iw_sge sg = { (uintptr_t)src, MSG, c.mr->lkey };
+		struct e2e_side one = { .qp = cqp[i] };
+
+		e2e_fill(src, MSG, (uint32_t)i);
+		post_send(&one, (uint64_t)i, IW_WR_RDMA_WRITE, &sg, 1,
+			  get_be64(ad.addr) + (size_t)i * MSG, s.mr->rkey);
+		post_send(&one, N_CONN + (uint64_t)i, IW_WR_SEND, &sg, 1, 0, 0);
+	}
+	e2e_poll(c.cq, wc, 2 * N_CONN, 3 * E2E_WAIT_MS);
+	for (int i = 0; i < 2 * N_CONN; i++)
+		ck_assert_int_eq(wc[i].status, IW_WC_SUCCESS);
+	e2e_poll(s.cq, wc, N_CONN, 3 * E2E_WAIT_MS);
+	for (int i = 0; i < N_CONN; i++) {
+		/* the receive of a connection holds what its client sent */
+		int k = -1;
+		uint8_t *want = malloc(MSG);
+
+		ck_assert_ptr_nonnull(want);
+		ck_assert_int_eq(wc[i].status, IW_WC_SUCCESS);
+		ck_assert_uint_eq(wc[i].byte_len, MSG);
+		for (int j = 0; j < N_CONN && k < 0; j++)
+			if (sqp[j] == wc[i].qp)
+				k = j;
+		ck_assert_int_ge(k, 0);
+		for (int j = 0; j < N_CONN; j++) {
+			e2e_fill(want, MSG, (uint32_t)j);
+			if (memcmp(s.buf + (size_t)k * MSG, want, MSG) == 0) {
+				/* and its Write landed in the slot it named */
+				ck_assert_int_eq(memcmp(s.buf + N_CONN * MSG +
+								(size_t)j * MSG,
+							want, MSG),
+						 0);
+				break;
+			}
+			ck_assert_msg(j + 1 < N_CONN,
+				      "receive %d matches no client", k);
+		}
+		free(want);
+	}
+	for (int i = 0; i < N_CONN; i++)
+		ck_assert_int_eq(iw_disconnect(cid[i]), 0);
+	for (int i = 0; i < N_CONN; i++) {
+		e2e_expect(c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+		e2e_expect(s.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+	}
+	for (int i = 0; i < N_CONN; i++) {
+		ck_assert_int_eq(iw_destroy_id(cid[i]), 0);
+		ck_assert_int_eq(iw_destroy_id(sid[i]), 0);
+		ck_assert_int_eq(iw_destroy_qp(cqp[i]), 0);
+		ck_assert_int_eq(iw_destroy_qp(sqp[i]), 0);
+	}
+	iw_destroy_id(l);
+	/* e2e_side_close destroys the QP it created: give it a fresh one */
+	qa.send_cq = qa.recv_cq = c.cq;
+	c.qp = iw_create_qp(c.pd, &qa);
+	qa.send_cq = qa.recv_cq = s.cq;
+	s.qp = iw_create_qp(s.pd, &qa);
+	e2e_side_close(&c);
+	e2e_side_close(&s);
+	free(wc);
+}
+END_TEST
+
+static Suite *verbs_suite(void)
+{
+	Suite *s = suite_create("verbs");
+	TCase *tc = tcase_create("matrix");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, every_operation_size_and_framing_moves_verified_data,
+			    0, 4 * 5);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("processes");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, two_processes_move_verified_data);
+	tcase_add_test(tc, peer_death_mid_transfer_completes_everything_once);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("streams");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, disconnect_mid_transfer_completes_everything_once);
+	tcase_add_test(tc, many_connections_at_once_each_move_verified_data);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(verbs_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
