@@ -45,13 +45,15 @@ int ddp_iov_slice(const struct iovec *iov, int iovcnt, size_t off, size_t len,
 
 		if (i == iovcnt)
 			return -EMSGSIZE;
-		if (n == out_max)
-			return -ENOSPC;
 		take = iov[i].iov_len - off;
 		if (take > len)
 			take = len;
-		out[n].iov_base = (uint8_t *)iov[i].iov_base + off;
-		out[n++].iov_len = take;
+		if (take) {
+			if (n == out_max)
+				return -ENOSPC;
+			out[n].iov_base = (uint8_t *)iov[i].iov_base + off;
+			out[n++].iov_len = take;
+		}
 		len -= take;
 		off = 0;
 		i++;

@@ -58,8 +58,9 @@ static int check_rtr(struct rdmap_qp *qp)
 }
 
 /*
- * The DDP header is in: versions, queue number and opcode, in that order
- * (a lower layer's fault is reported before a higher one's).
+ * The DDP header is in: DDP version, queue number, MSN and MO, then RDMAP
+ * version and opcode, in that order (a lower layer's fault is reported
+ * before a higher one's).  Buffers and STags are judged afterwards.
  */
 static int check_model(struct rdmap_qp *qp)
 {
@@ -70,8 +71,17 @@ static int check_model(struct rdmap_qp *qp)
 
 	if (h->version != DDP_VERSION)
 		return h->tagged ? -IW_EDDP_T_VERSION : -IW_EDDP_U_VERSION;
-	if (!h->tagged && h->qn >= RDMAP_QN_COUNT)
-		return -IW_EDDP_U_QN;
+	if (!h->tagged) {
+		const struct ddp_queue *q;
+
+		if (h->qn >= RDMAP_QN_COUNT)
+			return -IW_EDDP_U_QN;
+		q = &qp->rxq[h->qn];
+		if (h->msn != q->msn)
+			return -IW_EDDP_U_MSN;
+		if (h->mo != q->mo)
+			return -IW_EDDP_U_MO;
+	}
 	if ((h->rsvdulp & RDMAP_CTRL_RV) >> RDMAP_CTRL_RV_SHIFT != RDMAP_VERSION)
 		return -IW_ERDMAP_VERSION;
 	if (h->tagged)
