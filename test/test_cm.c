@@ -1,0 +1,803 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Connection manager suite: every way a connection can fail to start,
+ * each reported distinctly and in bounded time, the MPA options meeting
+ * and failing to meet, addresses, and the rules around the verbs that
+ * depend on a connection (CQ events, Read credit, QP attachment, threads).
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "e2e.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* A plain TCP listener on 127.0.0.1 that speaks no MPA. */
+static int raw_listen(char *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(fd, 4), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	snprintf(port, 16, "%u", ntohs(a.sin_port));
+	return fd;
+}
+
+static int raw_connect(const char *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(port)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* Waits for the other end to close (what it sent first is read). */
+static void expect_closed(int fd, int ms)
+{
+	long long end = now_ms() + ms;
+	char b[256];
+
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int left = (int)(end - now_ms());
+
+		ck_assert_msg(left > 0 && poll(&p, 1, left) == 1,
+			      "the peer did not close in time");
+		if (read(fd, b, sizeof(b)) <= 0)
+			return;
+	}
+}
+
+static void expect_no_event(struct iw_cm_channel *ch, int ms)
+{
+	struct pollfd p = { iw_cm_channel_fd(ch), POLLIN, 0 };
+
+	ck_assert_msg(poll(&p, 1, ms) == 0, "an unexpected CM event");
+}
+
+/* One side only: a context, a channel and a QP to connect with. */
+static void client_open(struct e2e_side *c)
+{
+	struct e2e_opts o;
+
+	e2e_opts_default(&o);
+	e2e_side_open(c, &o);
+	c->id = iw_create_id(c->ch, NULL);
+	ck_assert_ptr_nonnull(c->id);
+}
+
+/* Starts a connection with the given options; returns the server's id. */
+static struct iw_cm_id *start(struct e2e *e, const struct e2e_opts *o)
+{
+	struct iw_cm_event *ev;
+	struct iw_cm_id *id;
+
+	memset(e, 0, sizeof(*e));
+	e2e_side_open(&e->c, o);
+	e2e_side_open(&e->s, o);
+	e->listen = iw_create_id(e->s.ch, NULL);
+	ck_assert_int_eq(iw_set_mpa_opts(e->listen, &o->server), 0);
+	ck_assert_int_eq(iw_listen(e->listen, o->host, "0", 4), 0);
+	e2e_port(e->listen, e->port, sizeof(e->port));
+	e->c.id = iw_create_id(e->c.ch, NULL);
+	ck_assert_int_eq(iw_set_mpa_opts(e->c.id, &o->client), 0);
+	ck_assert_int_eq(iw_connect(e->c.id, o->host, e->port, e->c.qp,
+				    &o->cparam),
+			 0);
+	ev = e2e_event(e->s.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	id = e->s.id = ev->id;
+	iw_ack_cm_event(ev);
+	return id;
+}
+
+/* ---- failures to connect ------------------------------------------------ */
+
+START_TEST(closed_port_is_unreachable_refused_at_once)
+{
+	struct e2e_side c;
+	char port[16];
+	int fd = raw_listen(port);
+	long long t0;
+
+	close(fd); /* nothing listens there now */
+	client_open(&c);
+	t0 = now_ms();
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	ck_assert_int_eq(e2e_expect(c.ch, IW_CM_EVENT_UNREACHABLE, E2E_WAIT_MS),
+			 -ECONNREFUSED);
+	ck_assert_int_lt(now_ms() - t0, 1000);
+	e2e_side_close(&c);
+}
+END_TEST
+
+START_TEST(silent_peer_times_out_waiting_for_the_reply)
+{
+	struct e2e_side c;
+	struct iw_mpa_opts o;
+	char port[16];
+	int fd = raw_listen(port), conn;
+	long long t0, dt;
+
+	client_open(&c);
+	iw_mpa_opts_default(&o);
+	o.reply_timeout_ms = 300;
+	ck_assert_int_eq(iw_set_mpa_opts(c.id, &o), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	conn = accept(fd, NULL, NULL); /* and never answer */
+	ck_assert_int_ge(conn, 0);
+	ck_assert_int_eq(e2e_expect(c.ch, IW_CM_EVENT_TIMEOUT, E2E_WAIT_MS),
+			 -ETIMEDOUT);
+	dt = now_ms() - t0;
+	ck_assert_msg(dt >= 250 && dt < 3000, "timed out after %lld ms", dt);
+	expect_closed(conn, E2E_WAIT_MS); /* and we hung up */
+	close(conn);
+	close(fd);
+	e2e_side_close(&c);
+}
+END_TEST
+
+START_TEST(peer_hanging_up_mid_handshake_is_a_reset)
+{
+	struct e2e_side c;
+	char port[16];
+	int fd = raw_listen(port), conn;
+
+	client_open(&c);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	conn = accept(fd, NULL, NULL);
+	ck_assert_int_ge(conn, 0);
+	close(conn);
+	ck_assert_int_eq(e2e_expect(c.ch, IW_CM_EVENT_CONNECT_ERROR,
+				    E2E_WAIT_MS),
+			 -ECONNRESET);
+	close(fd);
+	e2e_side_close(&c);
+}
+END_TEST
+
+START_TEST(silent_initiator_is_dropped_after_the_request_timeout)
+{
+	struct e2e_side s;
+	struct iw_mpa_opts o;
+	struct iw_cm_id *l;
+	char port[16];
+	int fd;
+	long long t0, dt;
+
+	client_open(&s);
+	l = iw_create_id(s.ch, NULL);
+	iw_mpa_opts_default(&o);
+	o.request_timeout_ms = 300;
+	ck_assert_int_eq(iw_set_mpa_opts(l, &o), 0);
+	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 4), 0);
+	e2e_port(l, port, sizeof(port));
+	t0 = now_ms();
+	fd = raw_connect(port);
+	expect_closed(fd, E2E_WAIT_MS);
+	dt = now_ms() - t0;
+	ck_assert_msg(dt >= 250 && dt < 3000, "dropped after %lld ms", dt);
+	expect_no_event(s.ch, 100); /* the application never saw it */
+	close(fd);
+	iw_destroy_id(l);
+	e2e_side_close(&s);
+}
+END_TEST
+
+START_TEST(malformed_request_is_closed_without_a_reply)
+{
+	static const char bad[] = "MPA ID Xxx Frame\x10\x02\x00\x04\x00\x01\x00\x01";
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	char port[16];
+	int fd;
+
+	client_open(&s);
+	l = iw_create_id(s.ch, NULL);
+	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 4), 0);
+	e2e_port(l, port, sizeof(port));
+	fd = raw_connect(port);
+	ck_assert_int_eq(write(fd, bad, 24), 24);
+	expect_closed(fd, E2E_WAIT_MS);
+	expect_no_event(s.ch, 100);
+	close(fd);
+	iw_destroy_id(l);
+	e2e_side_close(&s);
+}
+END_TEST
+
+START_TEST(reject_sends_the_private_data_back)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_cm_event *ev;
+
+	e2e_opts_default(&o);
+	start(&e, &o);
+	ck_assert_int_eq(iw_reject(e.s.id, "go away", 7), 0);
+	ev = e2e_event(e.c.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_REJECTED);
+	ck_assert_int_eq(ev->status, -IW_EMPA_REJECTED);
+	ck_assert(ev->peer.reject);
+	ck_assert_uint_eq(ev->private_data_len, 7);
+	ck_assert_mem_eq(ev->private_data, "go away", 7);
+	iw_ack_cm_event(ev);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* ---- MPA options that meet or not --------------------------------------- */
+
+START_TEST(markers_required_by_initiator_refused_by_responder)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_cm_event *ev;
+
+	e2e_opts_default(&o);
+	o.client.markers = IW_MPA_ON;
+	o.server.markers = IW_MPA_OFF;
+	start(&e, &o);
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL),
+			 -IW_EMPA_MARKERS_REFUSED);
+	ev = e2e_event(e.c.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_REJECTED);
+	ck_assert(ev->peer.reject && !ev->peer.markers);
+	iw_ack_cm_event(ev);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* _i 0: markers, 1: CRC, required by the responder, off at the initiator */
+START_TEST(option_required_by_responder_refused_by_initiator)
+{
+	struct e2e_opts o;
+	struct e2e e;
+
+	e2e_opts_default(&o);
+	if (_i == 0) {
+		o.server.markers = IW_MPA_ON;
+		o.client.markers = IW_MPA_OFF;
+	} else {
+		o.server.crc = IW_MPA_ON;
+		o.client.crc = IW_MPA_OFF;
+	}
+	start(&e, &o);
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	ck_assert_int_eq(e2e_expect(e.c.ch, IW_CM_EVENT_CONNECT_ERROR,
+				    E2E_WAIT_MS),
+			 _i == 0 ? -IW_EMPA_MARKERS_REFUSED
+				 : -IW_EMPA_CRC_REFUSED);
+	/* the initiator hung up; the responder's stream ends */
+	e2e_expect(e.s.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+	e2e_teardown(&e);
+}
+END_TEST
+
+START_TEST(responder_honours_crc_even_when_it_would_rather_not)
+{
+	struct e2e_opts o;
+	struct iw_qp_attr a;
+	struct e2e e;
+
+	e2e_opts_default(&o);
+	o.client.crc = IW_MPA_ON;
+	o.server.crc = IW_MPA_OFF;
+	e2e_connect(&e, &o);
+	ck_assert_int_eq(iw_query_qp(e.s.qp, &a), 0);
+	ck_assert(a.crc);
+	ck_assert_int_eq(iw_query_qp(e.c.qp, &a), 0);
+	ck_assert(a.crc);
+	e2e_teardown(&e);
+}
+END_TEST
+
+START_TEST(no_common_rtr_type_is_refused_by_the_responder)
+{
+	struct e2e_opts o;
+	struct e2e e;
+
+	e2e_opts_default(&o);
+	o.client.rtr = IW_RTR_SEND;
+	o.server.rtr = IW_RTR_WRITE | IW_RTR_READ;
+	start(&e, &o);
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL),
+			 -IW_EMPA_NO_MATCHING_RTR);
+	e2e_expect(e.c.ch, IW_CM_EVENT_REJECTED, E2E_WAIT_MS);
+	e2e_teardown(&e);
+}
+END_TEST
+
+START_TEST(private_data_is_limited_and_passed_verbatim)
+{
+	static uint8_t pd[508];
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_cm_event *ev;
+
+	for (size_t i = 0; i < sizeof(pd); i++)
+		pd[i] = (uint8_t)(i * 7);
+	e2e_opts_default(&o);
+	/* 252 octets by default, what Linux siw takes with IRD/ORD */
+	{
+		struct e2e_side c;
+
+		client_open(&c);
+		ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", "1", c.qp,
+					    &(struct iw_conn_param){ pd, 253 }),
+				 -EINVAL);
+		e2e_side_close(&c);
+	}
+	o.client.max_private_data = 508;
+	o.cparam.private_data = pd;
+	o.cparam.private_data_len = 508;
+	start(&e, &o);
+	/* the server's event gave it; the IRD/ORD words are not in it */
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, &o.sparam), 0);
+	ev = e2e_event(e.c.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ESTABLISHED);
+	ck_assert_uint_eq(ev->private_data_len, 0);
+	iw_ack_cm_event(ev);
+	e2e_teardown(&e);
+}
+END_TEST
+
+START_TEST(request_private_data_arrives_whole)
+{
+	static uint8_t pd[508];
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_cm_event *ev;
+
+	for (size_t i = 0; i < sizeof(pd); i++)
+		pd[i] = (uint8_t)(i * 7);
+	e2e_opts_default(&o);
+	o.client.max_private_data = 508;
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open(&e.s, &o);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_set_mpa_opts(e.c.id, &o.client), 0);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp,
+				    &(struct iw_conn_param){ pd, 508, 2, 3 }),
+			 0);
+	ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	ck_assert_uint_eq(ev->private_data_len, 508);
+	ck_assert_mem_eq(ev->private_data, pd, 508);
+	ck_assert_uint_eq(ev->peer.revision, 2);
+	ck_assert(ev->peer.enhanced);
+	ck_assert_uint_eq(ev->peer.ird, 2);
+	ck_assert_uint_eq(ev->peer.ord, 3);
+	e.s.id = ev->id;
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_reject(e.s.id, NULL, 0), 0);
+	e2e_expect(e.c.ch, IW_CM_EVENT_REJECTED, E2E_WAIT_MS);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* ---- addresses -------------------------------------------------------------- */
+
+/* _i 0: IPv6 loopback, 1: the host name "localhost" */
+START_TEST(ipv6_and_host_names_connect)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct sockaddr_storage ss;
+	struct iw_sge s, r;
+	struct iw_wc wc;
+
+	e2e_opts_default(&o);
+	o.host = _i == 0 ? "::1" : "localhost";
+	e2e_connect(&e, &o);
+	ck_assert_int_eq(iw_get_peer_addr(e.c.id, &ss), 0);
+	ck_assert_int_eq(ss.ss_family, _i == 0 ? AF_INET6 : AF_INET);
+	memcpy(e.c.buf, "over the wire", 13);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, 13, e.c.mr->lkey };
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 64, e.s.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(e.s.qp,
+				      &(struct iw_recv_wr){ 1, NULL, &r, 1 },
+				      NULL),
+			 0);
+	ck_assert_int_eq(iw_post_send(e.c.qp,
+				      &(struct iw_send_wr){
+					      .wr_id = 2, .sg_list = &s,
+					      .num_sge = 1,
+					      .opcode = IW_WR_SEND },
+				      NULL),
+			 0);
+	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+	ck_assert_mem_eq(e.s.buf, "over the wire", 13);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* ---- verbs that depend on the connection ------------------------------------ */
+
+START_TEST(read_without_credit_is_refused_when_posted)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge s;
+	struct iw_send_wr w = { .opcode = IW_WR_RDMA_READ, .num_sge = 1,
+				.sg_list = &s };
+	struct iw_send_wr *bad = NULL;
+
+	e2e_opts_default(&o);
+	o.cparam.ord = 0;
+	o.cparam.ird = 1;
+	e2e_connect(&e, &o);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+	w.rdma.remote_addr = (uintptr_t)e.s.buf;
+	w.rdma.rkey = e.s.mr->rkey;
+	ck_assert_int_eq(iw_post_send(e.c.qp, &w, &bad), -IW_ENO_READ_CREDIT);
+	ck_assert_ptr_eq(bad, &w);
+	e2e_teardown(&e);
+}
+END_TEST
+
+START_TEST(cq_fd_signals_armed_and_solicited_completions)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge s, r;
+	struct iw_wc wc[2];
+	struct pollfd p;
+	void *ctx = NULL;
+	int n = 0;
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 64, e.s.mr->lkey };
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(iw_post_recv(e.s.qp,
+					      &(struct iw_recv_wr){ (uint64_t)i,
+								    NULL, &r, 1 },
+					      NULL),
+				 0);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+	p = (struct pollfd){ iw_cq_fd(e.s.cq), POLLIN, 0 };
+	ck_assert_int_eq(iw_req_notify_cq(e.s.cq, 1), 0);
+	/* an unsolicited Send completes but raises no event */
+	ck_assert_int_eq(iw_post_send(e.c.qp,
+				      &(struct iw_send_wr){
+					      .sg_list = &s, .num_sge = 1,
+					      .opcode = IW_WR_SEND },
+				      NULL),
+			 0);
+	for (int i = 0; i < 10000 && n == 0; i++) {
+		n = iw_poll_cq(e.s.cq, 2, wc);
+		if (!n)
+			usleep(1000);
+	}
+	ck_assert_int_eq(n, 1);
+	ck_assert(!(wc[0].wc_flags & IW_WC_SOLICITED));
+	ck_assert_int_eq(poll(&p, 1, 100), 0);
+	/* a solicited one does */
+	ck_assert_int_eq(iw_post_send(e.c.qp,
+				      &(struct iw_send_wr){
+					      .sg_list = &s, .num_sge = 1,
+					      .opcode = IW_WR_SEND,
+					      .send_flags = IW_SEND_SOLICITED },
+				      NULL),
+			 0);
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+	ck_assert_int_eq(iw_get_cq_event(e.s.cq, &ctx), 0);
+	iw_ack_cq_events(e.s.cq, 1);
+	ck_assert_int_eq(iw_poll_cq(e.s.cq, 2, wc), 1);
+	ck_assert(wc[0].wc_flags & IW_WC_SOLICITED);
+	/* the event was consumed and the CQ is no longer armed */
+	ck_assert_int_eq(poll(&p, 1, 50), 0);
+	e2e_teardown(&e);
+}
+END_TEST
+
+START_TEST(qp_attached_to_a_connection_cannot_be_reused_or_destroyed)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_cm_id *other;
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	ck_assert_int_eq(iw_destroy_qp(e.c.qp), -EBUSY);
+	other = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(other, "127.0.0.1", e.port, e.c.qp, NULL),
+			 -EBUSY);
+	iw_destroy_id(other);
+	e2e_teardown(&e);
+}
+END_TEST
+
+START_TEST(debug_log_names_the_handshake_and_the_addresses)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	char path[] = "/tmp/iwarp-debug-XXXXXX", log[16384] = { 0 };
+	int fd = mkstemp(path), saved = dup(2);
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(dup2(fd, 2), 2);
+	setenv("IWARP_DEBUG", "1", 1);
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	e2e_teardown(&e);
+	unsetenv("IWARP_DEBUG");
+	dup2(saved, 2);
+	n = pread(fd, log, sizeof(log) - 1, 0);
+	close(fd);
+	unlink(path);
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(strstr(log, "MPA Request: rev 2"));
+	ck_assert_ptr_nonnull(strstr(log, "MPA Reply: rev 2"));
+	ck_assert_ptr_nonnull(strstr(log, "established as initiator"));
+	ck_assert_ptr_nonnull(strstr(log, "127.0.0.1:"));
+}
+END_TEST
+
+/*
+ * A peer that stops reading: the socket fills, Sends stop leaving, and
+ * posting stops at the queue depth.  Nothing is buffered beyond that.
+ */
+START_TEST(stalled_peer_stops_us_at_the_queue_depth)
+{
+	struct e2e_opts o;
+	struct e2e_side c;
+	struct iw_cm_id *l;
+	struct iw_cm_event *ev;
+	struct iw_sge s;
+	char port[16];
+	int fds[2], posted = 0, rc = 0, flushed;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* a server that accepts, then stops dead */
+		struct e2e_side sv;
+
+		close(fds[0]);
+		e2e_opts_default(&o);
+		e2e_side_open(&sv, &o);
+		l = iw_create_id(sv.ch, NULL);
+		if (iw_listen(l, "127.0.0.1", "0", 1))
+			_exit(1);
+		e2e_port(l, port, sizeof(port));
+		if (write(fds[1], port, sizeof(port)) != sizeof(port))
+			_exit(1);
+		ev = e2e_event(sv.ch, E2E_WAIT_MS);
+		if (ev->event != IW_CM_EVENT_CONNECT_REQUEST ||
+		    iw_accept(ev->id, sv.qp, NULL))
+			_exit(1);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	close(fds[1]);
+	{
+		struct pollfd p = { fds[0], POLLIN, 0 };
+
+		ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+		ck_assert_int_eq(read(fds[0], port, sizeof(port)), sizeof(port));
+	}
+	e2e_opts_default(&o);
+	o.depth = 32;
+	o.buf_len = 4 << 20;
+	e2e_side_open(&c, &o);
+	c.id = iw_create_id(c.ch, NULL);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	s = (struct iw_sge){ (uintptr_t)c.buf, 4 << 20, c.mr->lkey };
+	while (posted < 1000) {
+		rc = iw_post_send(c.qp,
+				  &(struct iw_send_wr){
+					  .wr_id = (uint64_t)posted,
+					  .sg_list = &s, .num_sge = 1,
+					  .opcode = IW_WR_SEND,
+					  .send_flags = IW_SEND_SIGNALED },
+				  NULL);
+		if (rc)
+			break;
+		posted++;
+	}
+	ck_assert_int_eq(rc, -ENOMEM);
+	ck_assert_int_le(posted, 32 + 32); /* the depth, plus what TCP took */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	{
+		/* the dead peer ends the stream; everything comes back once */
+		struct iw_wc wc[64];
+		int got = e2e_poll_upto(c.cq, wc, posted, E2E_WAIT_MS);
+
+		ck_assert_int_eq(got, posted);
+		flushed = 0;
+		for (int i = 0; i < got; i++)
+			flushed += wc[i].status == IW_WC_WR_FLUSH_ERR;
+		ck_assert_int_gt(flushed, 0);
+	}
+	e2e_side_close(&c);
+	close(fds[0]);
+}
+END_TEST
+
+/* ---- threads ------------------------------------------------------------------- */
+
+struct poster {
+	struct e2e *e;
+	int first, count;
+};
+
+/* Posts Sends of 1 KiB from one thread; another thread does the same. */
+static void *post_many(void *arg)
+{
+	struct poster *p = arg;
+
+	for (int i = 0; i < p->count; i++) {
+		struct iw_sge s = { (uintptr_t)p->e->c.buf + 1024 *
+					    (size_t)(p->first + i),
+				    1024, p->e->c.mr->lkey };
+		struct iw_send_wr w = { .wr_id = (uint64_t)(p->first + i),
+					.sg_list = &s, .num_sge = 1,
+					.opcode = IW_WR_SEND,
+					.send_flags = IW_SEND_SIGNALED };
+		int rc;
+
+		while ((rc = iw_post_send(p->e->c.qp, &w, NULL)) == -ENOMEM)
+			usleep(100);
+		if (rc)
+			return (void *)(intptr_t)rc;
+	}
+	return NULL;
+}
+
+START_TEST(two_threads_post_while_the_progress_thread_runs)
+{
+	enum { PER_THREAD = 2000, TOTAL = 2 * PER_THREAD };
+	struct e2e_opts o;
+	struct e2e e;
+	struct poster p[2];
+	pthread_t t[2];
+	struct iw_wc *wc = calloc(TOTAL, sizeof(*wc));
+	uint8_t *seen = calloc(TOTAL, 1);
+
+	ck_assert_ptr_nonnull(wc);
+	ck_assert_ptr_nonnull(seen);
+	e2e_opts_default(&o);
+	o.depth = TOTAL;
+	o.buf_len = TOTAL * 1024;
+	e2e_connect(&e, &o);
+	/* each message: its number, then a pattern derived from it */
+	for (int i = 0; i < TOTAL; i++) {
+		e2e_fill(e.c.buf + 1024 * (size_t)i, 1024, (uint32_t)i);
+		memcpy(e.c.buf + 1024 * (size_t)i, &i, sizeof(i));
+	}
+	/* a receive for every message first: Sends complete when handed to
+	 * TCP, so nothing else would keep the senders behind the receiver */
+	for (int i = 0; i < TOTAL; i++) {
+		struct iw_sge r = { (uintptr_t)e.s.buf + 1024 * (size_t)i, 1024,
+				    e.s.mr->lkey };
+
+		ck_assert_int_eq(iw_post_recv(e.s.qp,
+					      &(struct iw_recv_wr){
+						      (uint64_t)i, NULL, &r, 1 },
+					      NULL),
+				 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		p[i] = (struct poster){ &e, i * PER_THREAD, PER_THREAD };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, post_many, &p[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		void *rc;
+
+		pthread_join(t[i], &rc);
+		ck_assert_ptr_null(rc);
+	}
+	e2e_poll(e.c.cq, wc, TOTAL, E2E_WAIT_MS);
+	for (int i = 0; i < TOTAL; i++)
+		require(wc[i].status == IW_WC_SUCCESS, "send %d failed", i);
+	e2e_poll(e.s.cq, wc, TOTAL, E2E_WAIT_MS);
+	for (int i = 0; i < TOTAL; i++) {
+		uint8_t *got = e.s.buf + 1024 * wc[i].wr_id;
+		uint8_t want[1024];
+		int k;
+
+		require(wc[i].status == IW_WC_SUCCESS, "receive %d failed", i);
+		memcpy(&k, got, sizeof(k));
+		require(k >= 0 && k < TOTAL && !seen[k],
+			"receive %d: message %d unknown or twice", i, k);
+		e2e_fill(want, 1024, (uint32_t)k);
+		require(memcmp(got + 4, want + 4, 1020) == 0,
+			"message %d arrived damaged", k);
+		seen[k] = 1;
+	}
+	free(seen);
+	free(wc);
+	e2e_teardown(&e);
+}
+END_TEST
+
+static Suite *cm_suite(void)
+{
+	Suite *s = suite_create("cm");
+	TCase *tc = tcase_create("connect");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, closed_port_is_unreachable_refused_at_once);
+	tcase_add_test(tc, silent_peer_times_out_waiting_for_the_reply);
+	tcase_add_test(tc, peer_hanging_up_mid_handshake_is_a_reset);
+	tcase_add_test(tc, silent_initiator_is_dropped_after_the_request_timeout);
+	tcase_add_test(tc, malformed_request_is_closed_without_a_reply);
+	tcase_add_test(tc, reject_sends_the_private_data_back);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mpa");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, markers_required_by_initiator_refused_by_responder);
+	tcase_add_loop_test(tc, option_required_by_responder_refused_by_initiator,
+			    0, 2);
+	tcase_add_test(tc, responder_honours_crc_even_when_it_would_rather_not);
+	tcase_add_test(tc, no_common_rtr_type_is_refused_by_the_responder);
+	tcase_add_test(tc, private_data_is_limited_and_passed_verbatim);
+	tcase_add_test(tc, request_private_data_arrives_whole);
+	tcase_add_loop_test(tc, ipv6_and_host_names_connect, 0, 2);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("verbs");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, read_without_credit_is_refused_when_posted);
+	tcase_add_test(tc, cq_fd_signals_armed_and_solicited_completions);
+	tcase_add_test(tc, qp_attached_to_a_connection_cannot_be_reused_or_destroyed);
+	tcase_add_test(tc, debug_log_names_the_handshake_and_the_addresses);
+	tcase_add_test(tc, stalled_peer_stops_us_at_the_queue_depth);
+	tcase_add_test(tc, two_threads_post_while_the_progress_thread_runs);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(cm_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
