@@ -475,6 +475,7 @@ static void expect_each_once(struct iw_cq *cq, uint64_t first, int n,
 	free(seen);
 }
 
+/* The receiver hangs up while Writes and Sends stream in. */
 START_TEST(disconnect_mid_transfer_completes_everything_once)
 {
 	struct e2e_opts o;
@@ -503,7 +504,6 @@ START_TEST(disconnect_mid_transfer_completes_everything_once)
 	printf("disconnect: %d of %d client requests flushed\n", flushed, n);
 	expect_each_once(e.s.cq, 1000, 64, &flushed);
 	printf("disconnect: %d of 64 server receives flushed\n", flushed);
-	ck_assert_int_gt(flushed, 0); /* the disconnect came mid-stream */
 	e2e_expect(e.s.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
 	{
 		struct iw_cm_event *ev = e2e_event(e.c.ch, E2E_WAIT_MS);
@@ -560,6 +560,122 @@ START_TEST(peer_death_mid_transfer_completes_everything_once)
 	e2e_side_close(&c);
 	status = wait_child(pid);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+END_TEST
+
+/*
+ * The server process stops (SIGSTOP) with receives posted; our Writes and
+ * Sends fill the socket and wait.  We disconnect: what did not leave is
+ * flushed, deterministically.  The server, continued, sees the stream end
+ * and checks that each of its receives completed exactly once.
+ */
+static int stalled_server(int port_fd, int go_fd)
+{
+	struct e2e_opts o;
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	struct iw_cm_event *ev;
+	struct iw_wc wc[65];
+	char port[16];
+	int got;
+
+	e2e_opts_default(&o);
+	o.depth = 64;
+	o.buf_len = 1 << 20;
+	e2e_side_open(&s, &o);
+	l = iw_create_id(s.ch, NULL);
+	if (iw_listen(l, "127.0.0.1", "0", 1))
+		SRV_FAIL("cannot listen");
+	e2e_port(l, port, sizeof(port));
+	if (write(port_fd, port, sizeof(port)) != sizeof(port))
+		SRV_FAIL("cannot report the port");
+	ev = e2e_event(s.ch, E2E_WAIT_MS);
+	if (ev->event != IW_CM_EVENT_CONNECT_REQUEST)
+		SRV_FAIL("no connect request");
+	s.id = ev->id;
+	iw_ack_cm_event(ev);
+	for (int i = 0; i < 64; i++) {
+		struct iw_sge r = { (uintptr_t)s.buf, 1 << 20, s.mr->lkey };
+
+		post_recv(&s, (uint64_t)i, &r, 1);
+	}
+	if (iw_accept(s.id, s.qp, NULL) ||
+	    e2e_expect(s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS))
+		SRV_FAIL("accept failed");
+	if (write(go_fd, "go", 2) != 2)
+		SRV_FAIL("cannot report");
+	raise(SIGSTOP);
+	ev = e2e_event(s.ch, E2E_WAIT_MS);
+	if (ev->event != IW_CM_EVENT_DISCONNECTED && ev->event != IW_CM_EVENT_ERROR)
+		SRV_FAIL("stream end: %s", iw_cm_event_str(ev->event));
+	iw_ack_cm_event(ev);
+	got = e2e_poll_upto(s.cq, wc, 65, 1000);
+	if (got != 64)
+		SRV_FAIL("%d of 64 receives completed", got);
+	for (int i = 0; i < 64; i++)
+		for (int j = 0; j < i; j++)
+			if (wc[i].wr_id == wc[j].wr_id)
+				SRV_FAIL("receive %llu completed twice",
+					 (unsigned long long)wc[i].wr_id);
+	iw_destroy_id(l);
+	e2e_side_close(&s);
+	return 0;
+}
+
+START_TEST(disconnect_while_the_peer_stalls_flushes_what_did_not_leave)
+{
+	struct e2e_opts o;
+	struct e2e_side c;
+	struct iw_sge sg;
+	char port[16], go[2];
+	int fds[2], port_pipe[2], flushed, n = 0, status;
+	struct pollfd p;
+	pid_t pid;
+
+	/* the server reports its port first, then "go" once it has accepted */
+	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_eq(pipe(port_pipe), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		close(port_pipe[0]);
+		_exit(stalled_server(port_pipe[1], fds[1]));
+	}
+	close(fds[1]);
+	close(port_pipe[1]);
+	p = (struct pollfd){ port_pipe[0], POLLIN, 0 };
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+	ck_assert_int_eq(read(port_pipe[0], port, sizeof(port)), sizeof(port));
+	e2e_opts_default(&o);
+	o.depth = 256;
+	o.buf_len = 1 << 20;
+	e2e_side_open(&c, &o);
+	c.id = iw_create_id(c.ch, NULL);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	p = (struct pollfd){ fds[0], POLLIN, 0 };
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+	ck_assert_int_eq(read(fds[0], go, 2), 2);
+	ck_assert_int_eq(waitpid(pid, &status, WUNTRACED), pid);
+	ck_assert(WIFSTOPPED(status));
+	for (int i = 0; i < 64; i++) {
+		sg = (struct iw_sge){ (uintptr_t)c.buf, 1 << 20, c.mr->lkey };
+		post_send(&c, (uint64_t)n++, IW_WR_RDMA_WRITE, &sg, 1, 0, 0);
+		post_send(&c, (uint64_t)n++, IW_WR_SEND, &sg, 1, 0, 0);
+	}
+	ck_assert_int_eq(iw_disconnect(c.id), 0);
+	expect_each_once(c.cq, 0, n, &flushed);
+	printf("stalled peer: %d of %d requests flushed\n", flushed, n);
+	ck_assert_int_gt(flushed, 0);
+	e2e_expect(c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+	kill(pid, SIGCONT);
+	status = wait_child(pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "server process failed (status %d)", status);
+	e2e_side_close(&c);
+	close(fds[0]);
+	close(port_pipe[0]);
 }
 END_TEST
 
@@ -725,6 +841,7 @@ static Suite *verbs_suite(void)
 	tc = tcase_create("streams");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, disconnect_mid_transfer_completes_everything_once);
+	tcase_add_test(tc, disconnect_while_the_peer_stalls_flushes_what_did_not_leave);
 	tcase_add_test(tc, many_connections_at_once_each_move_verified_data);
 	suite_add_tcase(s, tc);
 	return s;
