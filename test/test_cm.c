@@ -21,6 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+#include <event2/thread.h>
+
 #include "e2e.h"
 
 static long long now_ms(void)
@@ -753,6 +756,101 @@ START_TEST(two_threads_post_while_the_progress_thread_runs)
 }
 END_TEST
 
+/* ---- an application's own event loop -------------------------------------- */
+
+static void *dispatch(void *arg)
+{
+	event_base_loop(arg, EVLOOP_NO_EXIT_ON_EMPTY);
+	return NULL;
+}
+
+/*
+ * A context on the application's event_base: the library starts no thread,
+ * the application dispatches the loop (here in a thread of the test).
+ */
+START_TEST(application_event_base_drives_progress)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct event_base *base;
+	struct iw_context_attr attr = { 0 };
+	struct iw_context *own;
+	struct iw_sge s, r;
+	struct iw_wc wc;
+	pthread_t loop;
+
+	ck_assert_int_eq(evthread_use_pthreads(), 0);
+	base = event_base_new();
+	ck_assert_ptr_nonnull(base);
+	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	e2e_opts_default(&o);
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	attr.base = base;
+	own = iw_open(&attr);
+	ck_assert_ptr_nonnull(own);
+	{
+		struct iw_cm_channel *ch = iw_create_cm_channel(own);
+		struct iw_pd *pd = iw_alloc_pd(own);
+		struct iw_cq *cq = iw_create_cq(own, 16, NULL);
+		struct iw_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq,
+					      .cap = { 8, 8, 1, 1, 0 } };
+		struct iw_qp *qp = iw_create_qp(pd, &qa);
+		static uint8_t buf[64];
+		struct iw_mr *mr = iw_reg_mr(pd, buf, sizeof(buf),
+					     IW_ACCESS_LOCAL_WRITE);
+		struct iw_cm_id *l = iw_create_id(ch, NULL), *sid;
+		struct iw_cm_event *ev;
+		char port[16];
+
+		ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 1), 0);
+		e2e_port(l, port, sizeof(port));
+		e.c.id = iw_create_id(e.c.ch, NULL);
+		ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", port, e.c.qp,
+					    NULL),
+				 0);
+		ev = e2e_event(ch, E2E_WAIT_MS);
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		sid = ev->id;
+		iw_ack_cm_event(ev);
+		r = (struct iw_sge){ (uintptr_t)buf, 64, mr->lkey };
+		ck_assert_int_eq(iw_post_recv(qp, &(struct iw_recv_wr){ 1, NULL,
+								       &r, 1 },
+					      NULL),
+				 0);
+		ck_assert_int_eq(iw_accept(sid, qp, NULL), 0);
+		e2e_expect(ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+		e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+		memcpy(e.c.buf, "own loop", 8);
+		s = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+		ck_assert_int_eq(iw_post_send(e.c.qp,
+					      &(struct iw_send_wr){
+						      .sg_list = &s, .num_sge = 1,
+						      .opcode = IW_WR_SEND },
+					      NULL),
+				 0);
+		e2e_poll(cq, &wc, 1, E2E_WAIT_MS);
+		ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+		ck_assert_mem_eq(buf, "own loop", 8);
+		ck_assert_int_eq(iw_disconnect(sid), 0);
+		e2e_expect(ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+		e2e_expect(e.c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+		iw_destroy_id(sid);
+		iw_destroy_id(l);
+		iw_destroy_qp(qp);
+		iw_dereg_mr(mr);
+		iw_destroy_cq(cq);
+		iw_dealloc_pd(pd);
+		iw_destroy_cm_channel(ch);
+	}
+	ck_assert_int_eq(iw_close(own), 0);
+	event_base_loopbreak(base);
+	pthread_join(loop, NULL);
+	event_base_free(base);
+	e2e_side_close(&e.c);
+}
+END_TEST
+
 static Suite *cm_suite(void)
 {
 	Suite *s = suite_create("cm");
@@ -787,6 +885,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, debug_log_names_the_handshake_and_the_addresses);
 	tcase_add_test(tc, stalled_peer_stops_us_at_the_queue_depth);
 	tcase_add_test(tc, two_threads_post_while_the_progress_thread_runs);
+	tcase_add_test(tc, application_event_base_drives_progress);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -374,10 +374,13 @@ static int wait_child(pid_t pid)
 	return status;
 }
 
+/* _i: 0 defaults, 1 markers and CRC, 2 MPA revision 1, 3 Read RTR */
 START_TEST(two_processes_move_verified_data)
 {
 	struct e2e_opts o;
 	struct e2e_side c;
+	struct iw_sge sg[MAX_SGE];
+	uint8_t *pattern = malloc(REGION);
 	struct iw_cm_event *ev;
 	struct iw_conn_param cp = { .ird = 8, .ord = 8 };
 	struct iw_sge s, r;
@@ -390,8 +393,17 @@ START_TEST(two_processes_move_verified_data)
 
 	e2e_opts_default(&o);
 	o.buf_len = 2 * REGION;
+	o.max_sge = MAX_SGE;
+	if (_i == 1)
+		o.client.markers = o.client.crc = IW_MPA_ON;
+	else if (_i == 2)
+		o.client.revision = 1;
+	else if (_i == 3)
+		o.client.rtr = IW_RTR_READ;
+	ck_assert_ptr_nonnull(pattern);
 	e2e_side_open(&c, &o);
 	c.id = iw_create_id(c.ch, NULL);
+	ck_assert_int_eq(iw_set_mpa_opts(c.id, &o.client), 0);
 	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, &cp), 0);
 	ev = e2e_event(c.ch, E2E_WAIT_MS);
 	ck_assert_int_eq(ev->event, IW_CM_EVENT_ESTABLISHED);
@@ -400,10 +412,18 @@ START_TEST(two_processes_move_verified_data)
 	rkey = get_be32((const uint8_t *)ev->private_data + 8);
 	iw_ack_cm_event(ev);
 	for (size_t z = 0; z < N_SIZES; z++) {
-		e2e_fill(c.buf, sizes[z], (uint32_t)z);
-		s = (struct iw_sge){ (uintptr_t)c.buf, (uint32_t)sizes[z],
-				     c.mr->lkey };
-		post_send(&c, z, IW_WR_SEND, &s, 1, 0, 0);
+		int k = (int)(z % MAX_SGE) + 1;
+		size_t off = 0;
+
+		/* the server checks the pattern; we send it scattered */
+		e2e_fill(pattern, sizes[z], (uint32_t)z);
+		sges_at(sg, k, c.buf, sizes[z], c.mr->lkey);
+		for (int i = 0; i < k; i++) {
+			memcpy((void *)(uintptr_t)sg[i].addr, pattern + off,
+			       sg[i].length);
+			off += sg[i].length;
+		}
+		post_send(&c, z, IW_WR_SEND, sg, k, 0, 0);
 		e2e_poll(c.cq, wc, 1, E2E_WAIT_MS);
 		expect_wc(&wc[0], z, IW_WC_SEND, sizes[z]);
 	}
@@ -439,6 +459,7 @@ START_TEST(two_processes_move_verified_data)
 	status = wait_child(pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "server process failed (status %d)", status);
+	free(pattern);
 }
 END_TEST
 
@@ -835,7 +856,7 @@ static Suite *verbs_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("processes");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, two_processes_move_verified_data);
+	tcase_add_loop_test(tc, two_processes_move_verified_data, 0, 4);
 	tcase_add_test(tc, peer_death_mid_transfer_completes_everything_once);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("streams");
