@@ -350,7 +350,9 @@ void cm_stream_ended(struct iw_cm_id *id, int err)
 		type = IW_CM_EVENT_DISCONNECTED;
 	else
 		type = IW_CM_EVENT_ERROR;
-	cm_event(id, type, type == IW_CM_EVENT_DISCONNECTED ? 0 : err, false);
+	/* a failed handshake says what the peer's frame held */
+	cm_event(id, type, type == IW_CM_EVENT_DISCONNECTED ? 0 : err,
+		 type == IW_CM_EVENT_CONNECT_ERROR && id->peer.revision);
 }
 
 /* No MPA Reply (initiator) or Request (responder) came in time. */

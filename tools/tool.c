@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tool.h"
+
+bool tool_parse_pref(const char *word, enum iw_mpa_pref *pref)
+{
+	if (!strcmp(word, "on"))
+		*pref = IW_MPA_ON;
+	else if (!strcmp(word, "off"))
+		*pref = IW_MPA_OFF;
+	else if (!strcmp(word, "follow"))
+		*pref = IW_MPA_FOLLOW;
+	else
+		return false;
+	return true;
+}
+
+bool tool_parse_rtr(const char *word, uint8_t *rtr)
+{
+	static const struct {
+		const char *word;
+		uint8_t rtr;
+	} names[] = { { "none", 0 }, { "send", IW_RTR_SEND },
+		      { "write", IW_RTR_WRITE }, { "read", IW_RTR_READ } };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(word, names[i].word)) {
+			*rtr = names[i].rtr;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *tool_rtr_name(uint8_t rtr)
+{
+	switch (rtr) {
+	case 0:
+		return "none";
+	case IW_RTR_SEND:
+		return "send";
+	case IW_RTR_WRITE:
+		return "write";
+	case IW_RTR_READ:
+		return "read";
+	default:
+		return "several";
+	}
+}
+
+/* A number of octets, with an optional k, m or g suffix (powers of 2). */
+bool tool_parse_size(const char *word, size_t *size)
+{
+	char *end;
+	unsigned long long v = strtoull(word, &end, 0);
+
+	switch (*end) {
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
+	}
+	if (*end || end == word)
+		return false;
+	*size = (size_t)v;
+	return true;
+}
+
+struct iw_cm_event *tool_event(struct iw_cm_channel *ch, int ms)
+{
+	struct pollfd p = { iw_cm_channel_fd(ch), POLLIN, 0 };
+	struct iw_cm_event *ev;
+
+	if (poll(&p, 1, ms) != 1 || iw_get_cm_event(ch, &ev))
+		return NULL;
+	return ev;
+}
+
+int tool_wait_wc(struct iw_cq *cq, struct iw_cm_channel *ch, int ms,
+		 struct iw_wc *wc, struct iw_cm_event **ev)
+{
+	double end = tool_now_us() + ms * 1000.0;
+
+	for (;;) {
+		struct pollfd p[2] = { { iw_cq_fd(cq), POLLIN, 0 },
+				       { iw_cm_channel_fd(ch), POLLIN, 0 } };
+		int n = iw_poll_cq(cq, 1, wc), left;
+
+		if (n == 1)
+			return 1;
+		if (n < 0)
+			return 0;
+		/* arm, then look again: a completion between the two is kept */
+		iw_req_notify_cq(cq, 0);
+		if (iw_poll_cq(cq, 1, wc) == 1)
+			return 1;
+		left = (int)((end - tool_now_us()) / 1000);
+		if (left <= 0 || poll(p, 2, left) <= 0)
+			return 0;
+		if (p[0].revents)
+			iw_get_cq_event(cq, NULL);
+		if (p[1].revents && iw_poll_cq(cq, 1, wc) == 1)
+			return 1;
+		if (p[1].revents && !iw_get_cm_event(ch, ev))
+			return -1;
+	}
+}
+
+static void peer_frame(const struct iw_mpa_info *p, char *out, size_t len)
+{
+	snprintf(out, len,
+		 "peer MPA rev %u, M%u C%u R%u, %s, %u octets of private "
+		 "data, IRD %u ORD %u, peer-to-peer %s, RTR %s",
+		 p->revision, p->markers, p->crc, p->reject,
+		 p->enhanced ? "enhanced (RFC 6581)" : "not enhanced",
+		 p->private_data_len, p->ird, p->ord, p->p2p ? "yes" : "no",
+		 tool_rtr_name(p->rtr));
+}
+
+static void terminate_words(const struct iw_terminate_info *t, char *out,
+			    size_t len)
+{
+	if (!t->valid) {
+		*out = 0;
+		return;
+	}
+	if (t->words)
+		snprintf(out, len,
+			 "; Terminate %s: layer %u type %u code 0x%02x (%s)",
+			 t->received ? "received" : "sent", t->layer, t->etype,
+			 t->ecode, t->words);
+	else
+		snprintf(out, len,
+			 "; Terminate %s: layer %u type %u code 0x%02x, not an "
+			 "RFC 5040 triple; read as Linux siw writes it: layer %u "
+			 "type %u code 0x%02x (%s)",
+			 t->received ? "received" : "sent", t->layer, t->etype,
+			 t->ecode, t->swapped_layer, t->swapped_etype,
+			 t->swapped_ecode,
+			 t->swapped_words ? t->swapped_words : "unknown");
+}
+
+/*
+ * One line on why a connection failed or ended: the event and its reason;
+ * for a handshake the peer's frame as it came and what we decided; any
+ * Terminate in words.
+ */
+void tool_explain(const char *prog, const char *where,
+		  const struct iw_cm_event *ev)
+{
+	char frame[256] = "", term[300] = "";
+	const char *what;
+
+	terminate_words(&ev->terminate, term, sizeof(term));
+	switch (ev->event) {
+	case IW_CM_EVENT_REJECTED:
+		peer_frame(&ev->peer, frame, sizeof(frame));
+		fprintf(stderr, "%s: %s rejected the connection (R bit): %s%s\n",
+			prog, where, frame, term);
+		return;
+	case IW_CM_EVENT_UNREACHABLE:
+		what = "cannot reach";
+		break;
+	case IW_CM_EVENT_TIMEOUT:
+		what = "no MPA answer in time from";
+		break;
+	case IW_CM_EVENT_CONNECT_ERROR:
+		what = "connection failed with";
+		break;
+	case IW_CM_EVENT_DISCONNECTED:
+		what = "disconnected from";
+		break;
+	default:
+		what = "connection error with";
+		break;
+	}
+	if (ev->peer.revision) {
+		peer_frame(&ev->peer, frame + 2, sizeof(frame) - 2);
+		frame[0] = ';';
+		frame[1] = ' ';
+	}
+	fprintf(stderr, "%s: %s %s: %s%s%s\n", prog, what, where,
+		ev->status ? iw_strerror(ev->status) : "closed", frame, term);
+}
+
+void tool_explain_wc(const char *prog, const struct iw_wc *wc)
+{
+	fprintf(stderr, "%s: work request %llu failed: %s%s%s\n", prog,
+		(unsigned long long)wc->wr_id, iw_wc_status_str(wc->status),
+		wc->err ? ": " : "", wc->err ? iw_strerror(wc->err) : "");
+}
+
+double tool_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+void tool_stats_add(struct tool_stats *s, double v)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		double *p = realloc(s->v, cap * sizeof(*p));
+
+		if (!p)
+			return;
+		s->v = p;
+		s->cap = cap;
+	}
+	s->v[s->n++] = v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The @pct-th percentile (0..100) by nearest rank. */
+double tool_stats_pct(struct tool_stats *s, double pct)
+{
+	size_t k;
+
+	if (!s->n)
+		return 0;
+	qsort(s->v, s->n, sizeof(*s->v), cmp_double);
+	k = (size_t)(pct / 100.0 * (double)s->n + 0.999999);
+	return s->v[k ? k - 1 : 0];
+}
+
+double tool_stats_avg(const struct tool_stats *s)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		sum += s->v[i];
+	return s->n ? sum / (double)s->n : 0;
+}
+
+void tool_stats_free(struct tool_stats *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = s->cap = 0;
+}
