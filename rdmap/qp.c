@@ -50,7 +50,8 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 	qp->rq = calloc(qp->rq_size ? qp->rq_size : 1, sizeof(*qp->rq));
 	qp->rq_iov = calloc((size_t)(qp->rq_size ? qp->rq_size : 1) * sges,
 			    sizeof(*qp->rq_iov));
-	qp->cur_iov = calloc(sges, sizeof(*qp->cur_iov));
+	/* a receive taken from an SRQ may have up to RDMAP_MAX_SGE buffers */
+	qp->cur_iov = calloc(RDMAP_MAX_SGE, sizeof(*qp->cur_iov));
 	if (!qp->sq || !qp->sq_iov || (attr->max_inline && !qp->sq_inline) ||
 	    !qp->rq || !qp->rq_iov || !qp->cur_iov) {
 		rdmap_qp_fini(qp);
@@ -85,6 +86,27 @@ void rdmap_qp_fini(struct rdmap_qp *qp)
 	free(qp->fpdus);
 	free(qp->fpdu_iov);
 	memset(qp, 0, sizeof(*qp));
+}
+
+/*
+ * An RDMA Read posted before the handshake, on a stream that turns out to
+ * have ORD 0, cannot be carried out: it fails, and the QP with it, before
+ * anything is sent.
+ */
+static int refuse_queued_reads(struct rdmap_qp *qp)
+{
+	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
+		struct rdmap_swqe *w = sq_at(qp, i);
+
+		if (w->op != RDMAP_WR_READ)
+			continue;
+		w->state = SWQE_DONE;
+		w->status = RDMAP_WC_LOC_QP_OP_ERR;
+		w->err = -IW_ENO_READ_CREDIT;
+		rdmap_fail(qp, -IW_ENO_READ_CREDIT);
+		return -IW_ENO_READ_CREDIT;
+	}
+	return 0;
 }
 
 /* FPDUs built ahead of the socket: enough for one large writev. */
@@ -123,7 +145,7 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	/* RFC 5044/6581: the responder waits for the initiator's first FPDU */
 	qp->tx_open = conn->initiator;
 	qp->state = RDMAP_QP_RTS;
-	return 0;
+	return conn->ord ? 0 : refuse_queued_reads(qp);
 }
 
 /* Emits completions for finished send work, strictly in posting order. */

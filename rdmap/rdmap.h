@@ -283,6 +283,7 @@ struct rdmap_qp {
 	size_t fpdu_iov_max;
 	size_t tx_off; /* octets of the head FPDU already written */
 	bool tx_open;  /* the peer's first FPDU (or RTR) has arrived */
+	bool tx_started; /* an octet of our first FPDU has left */
 	bool rtr_sent;
 	bool term_queued;
 	struct rdmap_term term_out;
@@ -303,6 +304,11 @@ void rdmap_qp_set_error(struct rdmap_qp *qp, int err);
 void rdmap_qp_terminate(struct rdmap_qp *qp, int err);
 
 int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr);
+/* Send work requests posted and not yet complete. */
+static inline uint32_t rdmap_sq_outstanding(const struct rdmap_qp *qp)
+{
+	return qp->sq_head - qp->sq_tail;
+}
 int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);
 
 int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,

@@ -143,15 +143,6 @@ static bool sq_msg(struct rdmap_qp *qp)
 		tagged_msg(qp, TX_SQ, RDMAP_OP_WRITE, w->rkey, w->remote_addr);
 		break;
 	default: /* RDMAP_WR_READ */
-		if (qp->conn.ord == 0) {
-			/* posted before the handshake said the peer's IRD is 0 */
-			w->state = SWQE_DONE;
-			w->status = RDMAP_WC_LOC_QP_OP_ERR;
-			w->err = -IW_ENO_READ_CREDIT;
-			qp->sq_next++;
-			rdmap_fail(qp, -IW_ENO_READ_CREDIT);
-			return false;
-		}
 		if (qp->ord_count == qp->conn.ord)
 			return false; /* RFC 5040 6.3: never more than ORD */
 		untagged_msg(qp, TX_SQ, RDMAP_OP_READ_REQ, RDMAP_QN_READ_REQ);
@@ -330,6 +321,8 @@ static void fpdu_sent(struct rdmap_qp *qp, const struct rdmap_fpdu *fp)
 /* @len octets of what rdmap_tx_gather() returned were written. */
 void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 {
+	if (len)
+		qp->tx_started = true;
 	qp->tx_off += len;
 	while (qp->fpdu_count &&
 	       qp->tx_off >= qp->fpdus[qp->fpdu_head % qp->n_fpdus].wire_len) {

@@ -12,6 +12,7 @@
 
 #define PAIR_MAX_CQES 65536
 #define PAIR_MAX_EVENTS 16
+#define PAIR_PD 1
 
 struct pair_side {
 	struct rdmap_qp qp;
@@ -47,6 +48,9 @@ struct pair {
 	bool direct;	 /* use rdmap_rx_direct when it offers a window */
 	size_t max_chunk; /* longest piece taken from tx at once */
 };
+
+/* Records completions and events in the struct pair_side given as arg. */
+extern const struct rdmap_ops pair_ops;
 
 void pair_opts_default(struct pair_opts *o);
 void pair_init(struct pair *p, const struct pair_opts *o, struct rng *r);

@@ -1550,6 +1550,85 @@ static struct rdmap_sge bad_sge(struct arena *a, int how)
 	}
 }
 
+/*
+ * A Read posted before the handshake on a stream whose ORD turns out to
+ * be 0: the start fails, the Read with a local QP operation error and
+ * the work around it flushed, in posting order, before anything is sent.
+ */
+START_TEST(read_queued_before_a_start_with_ord_0_fails_the_start)
+{
+	struct ddp_stag_table stags;
+	struct pair_side s;
+	uint8_t buf[64];
+	uint32_t stag;
+	struct rdmap_sge sge;
+	struct iovec iov[8];
+
+	memset(&s, 0, sizeof(s));
+	s.cqe = calloc(8, sizeof(*s.cqe));
+	ck_assert_ptr_nonnull(s.cqe);
+	ck_assert_int_eq(ddp_stag_table_init(&stags, 16), 0);
+	ck_assert_int_eq(ddp_mr_register(&stags, PAIR_PD, (uintptr_t)buf, buf,
+					 sizeof(buf), DDP_ACCESS_LOCAL_WRITE,
+					 &stag), 0);
+	sge = (struct rdmap_sge){ (uintptr_t)buf, 16, stag };
+	ck_assert_int_eq(rdmap_qp_init(&s.qp, &(struct rdmap_qp_attr){
+		.sq_depth = 4, .rq_depth = 4, .max_sge = 1, .pd = PAIR_PD,
+		.stags = &stags }, &pair_ops, &s), 0);
+	for (uint64_t i = 0; i < 3; i++)
+		ck_assert_int_eq(rdmap_post_send(&s.qp, &(struct rdmap_send_wr){
+			.wr_id = i, .op = i == 1 ? RDMAP_WR_READ : RDMAP_WR_SEND,
+			.flags = RDMAP_WR_SIGNALED, .rkey = 0x1234,
+			.sge = &sge, .num_sge = 1 }), 0);
+	ck_assert_int_eq(rdmap_qp_start(&s.qp, &(struct rdmap_conn){
+		.initiator = true, .mulpdu = 1000, .max_ulpdu = 0xffff,
+		.ird = 1, .ord = 0 }), -IW_ENO_READ_CREDIT);
+	ck_assert_uint_eq(s.qp.state, RDMAP_QP_ERROR);
+	ck_assert_uint_eq(s.n_cqe, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		ck_assert_uint_eq(s.cqe[i].wr_id, i);
+		ck_assert_uint_eq(s.cqe[i].status, i == 1 ? RDMAP_WC_LOC_QP_OP_ERR
+							  : RDMAP_WC_WR_FLUSH_ERR);
+		ck_assert_int_eq(s.cqe[i].err, -IW_ENO_READ_CREDIT);
+	}
+	ck_assert_int_eq(rdmap_tx_gather(&s.qp, iov, 8, SIZE_MAX), 0);
+	rdmap_qp_fini(&s.qp);
+	ddp_stag_table_destroy(&stags);
+	free(s.cqe);
+}
+END_TEST
+
+/*
+ * RFC 5044 7.1.2: the responder sends nothing before the initiator's
+ * first FPDU; octets from it earlier are a protocol error.
+ */
+START_TEST(responder_speaking_before_our_first_fpdu_is_unexpected)
+{
+	struct pair_opts o;
+	struct pair p;
+	struct rng r;
+	uint8_t fpdu[2 + 18 + 4 + 4] = { 0, 22 };
+	struct iw_term_triple t;
+	const struct rdmap_event *ev;
+
+	pair_opts_default(&o);
+	rng_seed(&r, "rdmap_errors", 1);
+	pair_init(&p, &o, &r);
+	u_hdr(fpdu + 2, U_LAST, RD(RDMAP_OP_SEND), 0, 0, 1, 0);
+	ck_assert_int_eq(pair_inject(&p, 0, fpdu, sizeof(fpdu)),
+			 -IW_EMPA_UNEXPECTED);
+	ck_assert_uint_eq(p.s[0].qp.state, RDMAP_QP_TERMINATING);
+	pair_pump(&p);
+	ck_assert(iw_error_term(-IW_EMPA_UNEXPECTED, &t));
+	ev = find_event(&p.s[1], 0, RDMAP_EV_TERMINATE_RECEIVED);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_uint_eq(ev->term->layer, t.layer);
+	ck_assert_uint_eq(ev->term->etype, t.etype);
+	ck_assert_uint_eq(ev->term->ecode, t.ecode);
+	pair_fini(&p);
+}
+END_TEST
+
 START_TEST(receive_naming_an_lkey_that_does_not_cover_it_is_refused)
 {
 	struct arena *a = arena_new(NULL, NO_RECV);
@@ -1687,6 +1766,8 @@ static Suite *rdmap_errors_suite(void)
 	tc = tcase_create("other");
 	tcase_add_test(tc, received_terminate_ends_the_stream_without_a_terminate_of_our_own);
 	tcase_add_test(tc, read_with_ord_0_is_refused_at_posting_and_nothing_is_queued);
+	tcase_add_test(tc, read_queued_before_a_start_with_ord_0_fails_the_start);
+	tcase_add_test(tc, responder_speaking_before_our_first_fpdu_is_unexpected);
 	tcase_add_test(tc, receive_naming_an_lkey_that_does_not_cover_it_is_refused);
 	tcase_add_test(tc, send_or_read_naming_an_lkey_that_does_not_cover_it_is_refused);
 	suite_add_tcase(s, tc);
