@@ -372,7 +372,9 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 
 		c->connecting = false;
 		arm_write(c, false);
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &rc, &l) || rc)
+		if (c->connect_err)
+			rc = -c->connect_err;
+		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &rc, &l) || rc)
 			rc = -(rc ? rc : errno);
 		if (!rc) {
 			fill_addrs(c);
@@ -454,6 +456,7 @@ int tp_connect(struct tp_conn *c, struct event_base *base,
 		c->write_armed = true;
 	} else {
 		/* report it from the loop like any other outcome */
+		c->connect_err = errno;
 		event_active(c->wev, EV_WRITE, 0);
 	}
 	return 0;

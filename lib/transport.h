@@ -62,6 +62,7 @@ struct tp_conn {
 	const struct tp_ops *ops;
 	void *arg;
 	bool connecting;
+	int connect_err; /* connect() failed at once: its errno */
 	bool write_armed;
 	bool shut; /* no more callbacks into the owner */
 	bool eof_seen;

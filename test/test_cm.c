@@ -142,6 +142,19 @@ START_TEST(closed_port_is_unreachable_refused_at_once)
 }
 END_TEST
 
+/* connect() itself refuses a multicast address: reported the same way */
+START_TEST(address_refused_by_connect_itself_is_unreachable)
+{
+	struct e2e_side c;
+
+	client_open(&c);
+	ck_assert_int_eq(iw_connect(c.id, "224.0.0.1", "9", c.qp, NULL), 0);
+	ck_assert_int_eq(e2e_expect(c.ch, IW_CM_EVENT_UNREACHABLE, E2E_WAIT_MS),
+			 -ENETUNREACH);
+	e2e_side_close(&c);
+}
+END_TEST
+
 START_TEST(silent_peer_times_out_waiting_for_the_reply)
 {
 	struct e2e_side c;
@@ -375,6 +388,60 @@ START_TEST(private_data_is_limited_and_passed_verbatim)
 }
 END_TEST
 
+/* Revision 1 has no IRD/ORD words: all 512 octets are the application's */
+START_TEST(revision_1_carries_512_octets_and_wide_ird_is_refused)
+{
+	static uint8_t pd[512];
+	struct iw_mpa_opts m;
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_cm_event *ev;
+	struct e2e_side c;
+
+	iw_mpa_opts_default(&m);
+	client_open(&c);
+	m.max_private_data = 509;
+	ck_assert_int_eq(iw_set_mpa_opts(c.id, &m), -EINVAL);
+	m.revision = 1;
+	m.max_private_data = 513;
+	ck_assert_int_eq(iw_set_mpa_opts(c.id, &m), -EINVAL);
+	/* IRD and ORD travel in 14 bits */
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", "1", c.qp,
+				    &(struct iw_conn_param){ .ird = 16384 }),
+			 -EINVAL);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", "1", c.qp,
+				    &(struct iw_conn_param){ .ord = 16384 }),
+			 -EINVAL);
+	e2e_side_close(&c);
+
+	e2e_fill(pd, sizeof(pd), 5);
+	e2e_opts_default(&o);
+	o.client.revision = 1;
+	o.client.max_private_data = 512;
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open(&e.s, &o);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_set_mpa_opts(e.c.id, &o.client), 0);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp,
+				    &(struct iw_conn_param){ pd, 512, 2, 3 }),
+			 0);
+	ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	ck_assert_uint_eq(ev->peer.revision, 1);
+	ck_assert_uint_eq(ev->private_data_len, 512);
+	ck_assert_mem_eq(ev->private_data, pd, 512);
+	e.s.id = ev->id;
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, &o.sparam), 0);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_teardown(&e);
+}
+END_TEST
+
 START_TEST(request_private_data_arrives_whole)
 {
 	static uint8_t pd[508];
@@ -470,6 +537,59 @@ START_TEST(read_without_credit_is_refused_when_posted)
 	w.rdma.rkey = e.s.mr->rkey;
 	ck_assert_int_eq(iw_post_send(e.c.qp, &w, &bad), -IW_ENO_READ_CREDIT);
 	ck_assert_ptr_eq(bad, &w);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
+ * A Read posted before connecting, on a connection that turns out to
+ * have ORD 0: the connection fails at once, the Read with a local QP
+ * operation error, the Send before it flushed.
+ */
+START_TEST(read_posted_before_a_connection_without_credit_fails_it)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge s;
+	struct iw_wc wc[2];
+	struct iw_send_wr w[2] = {
+		{ .wr_id = 1, .opcode = IW_WR_SEND, .num_sge = 1,
+		  .sg_list = &s, .next = &w[1] },
+		{ .wr_id = 2, .opcode = IW_WR_RDMA_READ, .num_sge = 1,
+		  .sg_list = &s, .send_flags = IW_SEND_SIGNALED },
+	};
+	struct iw_cm_event *ev;
+
+	e2e_opts_default(&o);
+	o.cparam.ord = 0;
+	o.cparam.ird = 1;
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open(&e.s, &o);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+	w[1].rdma.remote_addr = (uintptr_t)e.s.buf;
+	w[1].rdma.rkey = e.s.mr->rkey;
+	ck_assert_int_eq(iw_post_send(e.c.qp, w, NULL), 0);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp,
+				    &o.cparam),
+			 0);
+	ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+	e.s.id = ev->id;
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, &o.sparam), 0);
+	ck_assert_int_eq(e2e_expect(e.c.ch, IW_CM_EVENT_CONNECT_ERROR,
+				    E2E_WAIT_MS),
+			 -IW_ENO_READ_CREDIT);
+	e2e_poll(e.c.cq, wc, 2, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc[0].wr_id, 1);
+	ck_assert_int_eq(wc[0].status, IW_WC_WR_FLUSH_ERR);
+	ck_assert_uint_eq(wc[1].wr_id, 2);
+	ck_assert_int_eq(wc[1].status, IW_WC_LOC_QP_OP_ERR);
+	ck_assert_int_eq(wc[1].err, -IW_ENO_READ_CREDIT);
 	e2e_teardown(&e);
 }
 END_TEST
@@ -858,6 +978,7 @@ static Suite *cm_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, closed_port_is_unreachable_refused_at_once);
+	tcase_add_test(tc, address_refused_by_connect_itself_is_unreachable);
 	tcase_add_test(tc, silent_peer_times_out_waiting_for_the_reply);
 	tcase_add_test(tc, peer_hanging_up_mid_handshake_is_a_reset);
 	tcase_add_test(tc, silent_initiator_is_dropped_after_the_request_timeout);
@@ -874,12 +995,14 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, no_common_rtr_type_is_refused_by_the_responder);
 	tcase_add_test(tc, private_data_is_limited_and_passed_verbatim);
 	tcase_add_test(tc, request_private_data_arrives_whole);
+	tcase_add_test(tc, revision_1_carries_512_octets_and_wide_ird_is_refused);
 	tcase_add_loop_test(tc, ipv6_and_host_names_connect, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("verbs");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, read_without_credit_is_refused_when_posted);
+	tcase_add_test(tc, read_posted_before_a_connection_without_credit_fails_it);
 	tcase_add_test(tc, cq_fd_signals_armed_and_solicited_completions);
 	tcase_add_test(tc, qp_attached_to_a_connection_cannot_be_reused_or_destroyed);
 	tcase_add_test(tc, debug_log_names_the_handshake_and_the_addresses);
