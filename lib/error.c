@@ -126,7 +126,7 @@ static const struct iw_error_info error_table[IW_ERROR_END - IW_ERROR_BASE] = {
 	E(IW_ETERMINATED, "the peer terminated the stream (Terminate received)",
 	  NO_TERM),
 	E(IW_ENO_READ_CREDIT,
-	  "RDMA Read impossible: the peer granted no inbound Read credit (ORD 0)",
+	  "RDMA Read impossible: the connection's ORD is 0 (no outbound Read credit)",
 	  NO_TERM),
 	E(IW_ECLOSED, "the connection closed", NO_TERM),
 	E(IW_ECQ_OVERRUN,

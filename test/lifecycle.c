@@ -2,13 +2,16 @@
 /*
  * lifecycle: walks every way a connection ends (refused, rejected, a
  * protocol error with its Terminate, a disconnect with work outstanding,
- * identifiers destroyed while busy) and tears everything down.  Exits 0
+ * identifiers and listeners destroyed while busy or with events untaken)
+ * and tears everything down.  Exits 0
  * when each step behaved; run under valgrind it also proves nothing leaks.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <iwarp/iwarp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +118,52 @@ static int wait_wc(struct iw_cq *cq, struct iw_wc *wc, int n)
 }
 
 /* Connects c to s through @l; returns s's new identifier. */
+static void wait_readable(int fd)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	CHECK(poll(&p, 1, WAIT_MS) == 1, "nothing to read in time");
+}
+
+/* The peer closed (what it sent first is read). */
+static void wait_closed(int fd)
+{
+	char b[64];
+
+	for (;;) {
+		wait_readable(fd);
+		if (read(fd, b, sizeof(b)) <= 0)
+			return;
+	}
+}
+
+/* Nothing on the channel: a non-blocking take finds no event. */
+static bool no_event(struct iw_cm_channel *ch)
+{
+	int fd = iw_cm_channel_fd(ch), fl = fcntl(fd, F_GETFL);
+	struct iw_cm_event *ev;
+	int rc;
+
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	rc = iw_get_cm_event(ch, &ev);
+	fcntl(fd, F_SETFL, fl);
+	if (rc == 0)
+		iw_ack_cm_event(ev);
+	return rc == -EAGAIN;
+}
+
+static int raw_connect(const char *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(port)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0,
+	      "raw connect");
+	return fd;
+}
+
 static struct iw_cm_id *connect_pair(struct side *c, struct iw_cm_id *cid,
 				     struct side *s, const char *port)
 {
@@ -249,8 +298,35 @@ int main(void)
 	iw_destroy_id(sid); /* never answered */
 	CHECK(expect(c.ch, IW_CM_EVENT_CONNECT_ERROR) == -ECONNRESET, "reset");
 	iw_destroy_id(cid);
+	new_qp(&c);
 
-	iw_destroy_id(l);
+	/* 6. an identifier destroyed before its event was taken */
+	cid = iw_create_id(c.ch, NULL);
+	CHECK(iw_connect(cid, "127.0.0.1", "1", c.qp, NULL) == 0, "connect");
+	wait_readable(iw_cm_channel_fd(c.ch));
+	iw_destroy_id(cid);
+	CHECK(no_event(c.ch), "an event of a destroyed identifier");
+	new_qp(&c);
+
+	/*
+	 * 7. a listener destroyed with a connection that has not sent its
+	 * Request and one whose request nobody took: both go with it
+	 */
+	{
+		int raw = raw_connect(port);
+
+		cid = iw_create_id(c.ch, NULL);
+		CHECK(iw_connect(cid, "127.0.0.1", port, c.qp, NULL) == 0,
+		      "connect");
+		wait_readable(iw_cm_channel_fd(s.ch));
+		iw_destroy_id(l);
+		wait_closed(raw);
+		close(raw);
+		expect(c.ch, IW_CM_EVENT_CONNECT_ERROR);
+		CHECK(no_event(s.ch), "a request of a destroyed listener");
+		iw_destroy_id(cid);
+	}
+
 	close_side(&c);
 	close_side(&s);
 	puts("lifecycle: every step behaved");

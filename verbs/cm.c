@@ -19,6 +19,7 @@
 struct cm_event_node {
 	struct iw_cm_event ev;
 	uint8_t pd[MPA_MAX_PD_LEN];
+	bool dead; /* its identifier was destroyed: never handed out */
 	struct cm_event_node *next;
 };
 
@@ -26,8 +27,13 @@ struct cm_event_node {
 
 struct iw_cm_channel *iw_create_cm_channel(struct iw_context *ctx)
 {
-	struct iw_cm_channel *ch = calloc(1, sizeof(*ch));
+	struct iw_cm_channel *ch;
 
+	if (!ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
 	if (!ch) {
 		errno = ENOMEM;
 		return NULL;
@@ -75,24 +81,56 @@ int iw_cm_channel_fd(struct iw_cm_channel *ch)
 int iw_get_cm_event(struct iw_cm_channel *ch, struct iw_cm_event **event)
 {
 	struct cm_event_node *n;
-	uint64_t v;
-	ssize_t r;
 
 	if (!ch || !event)
 		return -EINVAL;
-	do
-		r = read(ch->efd, &v, sizeof(v));
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	pthread_mutex_lock(&ch->lock);
-	n = ch->head;
-	ch->head = n->next;
-	if (!ch->head)
-		ch->tail = NULL;
-	pthread_mutex_unlock(&ch->lock);
+	do {
+		uint64_t v;
+		ssize_t r;
+
+		do
+			r = read(ch->efd, &v, sizeof(v));
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return -errno;
+		pthread_mutex_lock(&ch->lock);
+		n = ch->head;
+		ch->head = n->next;
+		if (!ch->head)
+			ch->tail = NULL;
+		pthread_mutex_unlock(&ch->lock);
+		if (!n->dead)
+			break;
+		free(n);
+	} while (true);
 	*event = &n->ev;
 	return 0;
+}
+
+/*
+ * The events of a destroyed identifier that nobody has taken yet are
+ * never handed out; neither are the connection requests a destroyed
+ * listener had queued, whose identifiers are returned in @orphans (up to
+ * @max; returns how many) for the caller to destroy.
+ */
+static size_t channel_forget(struct iw_cm_channel *ch, struct iw_cm_id *id,
+			     struct iw_cm_id **orphans, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&ch->lock);
+	for (struct cm_event_node *e = ch->head; e; e = e->next) {
+		if (e->dead)
+			continue;
+		if (e->ev.id == id) {
+			e->dead = true;
+		} else if (e->ev.listen_id == id && n < max) {
+			e->dead = true;
+			orphans[n++] = e->ev.id;
+		}
+	}
+	pthread_mutex_unlock(&ch->lock);
+	return n;
 }
 
 int iw_ack_cm_event(struct iw_cm_event *event)
@@ -137,7 +175,8 @@ void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 	n->ev = (struct iw_cm_event){
 		.event = type,
 		.id = id,
-		.listen_id = id->listen_id,
+		.listen_id = type == IW_CM_EVENT_CONNECT_REQUEST ? id->listen_id
+								 : NULL,
 		.status = status,
 		.terminate = id->term,
 	};
@@ -214,13 +253,20 @@ void *iw_id_context(struct iw_cm_id *id)
 	return id ? id->context : NULL;
 }
 
+/* Revision 2 frames may carry the 4 octets of IRD and ORD. */
+static uint16_t max_private_data(uint8_t revision)
+{
+	return revision == MPA_REVISION_1 ? MPA_MAX_PD_LEN
+					  : MPA_MAX_PD_LEN - MPA_V2_WORDS_LEN;
+}
+
 int iw_set_mpa_opts(struct iw_cm_id *id, const struct iw_mpa_opts *o)
 {
 	if (!id || !o || (o->revision != MPA_REVISION_1 &&
 			  o->revision != MPA_REVISION_2) ||
 	    o->crc > IW_MPA_ON || o->markers > IW_MPA_ON ||
 	    (o->rtr & ~(IW_RTR_SEND | IW_RTR_WRITE | IW_RTR_READ)) ||
-	    o->max_private_data > MPA_MAX_PD_LEN - MPA_V2_WORDS_LEN)
+	    o->max_private_data > max_private_data(o->revision))
 		return -EINVAL;
 	pthread_mutex_lock(&id->lock);
 	id->opts = *o;
@@ -293,18 +339,98 @@ static void loop_barrier(struct iw_context *ctx)
 	pthread_mutex_unlock(&b.lock);
 }
 
+/* With ctx->lock held.  False when it was not (or no longer) linked. */
+static bool pending_unlink_locked(struct iw_cm_id *id)
+{
+	struct iw_cm_id *l = id->listen_id;
+
+	if (!id->pend_linked)
+		return false;
+	if (id->pend_prev)
+		id->pend_prev->pend_next = id->pend_next;
+	else
+		l->pending = id->pend_next;
+	if (id->pend_next)
+		id->pend_next->pend_prev = id->pend_prev;
+	id->pend_prev = id->pend_next = NULL;
+	id->pend_linked = false;
+	return true;
+}
+
+/*
+ * The connection leaves its listener's care: announced, or going away.
+ * False when the listener has already claimed it (and will free it).
+ */
+bool cm_unlink_pending(struct iw_cm_id *id)
+{
+	bool was;
+
+	pthread_mutex_lock(&id->ctx->lock);
+	was = pending_unlink_locked(id);
+	pthread_mutex_unlock(&id->ctx->lock);
+	return was;
+}
+
+static void pending_link(struct iw_cm_id *l, struct iw_cm_id *id)
+{
+	pthread_mutex_lock(&l->ctx->lock);
+	id->pend_next = l->pending;
+	if (l->pending)
+		l->pending->pend_prev = id;
+	l->pending = id;
+	id->pend_linked = true;
+	pthread_mutex_unlock(&l->ctx->lock);
+}
+
+static void id_free(struct iw_cm_id *id);
+
+/*
+ * A listener goes: no callback of it runs any more, and the connections
+ * it accepted that the application has not taken go with it.
+ */
+static void listener_close(struct iw_cm_id *l)
+{
+	struct iw_cm_id *orphans[64];
+	size_t n;
+
+	tp_listener_free(&l->listener);
+	loop_barrier(l->ctx); /* an accept callback may use the listener */
+	for (;;) {
+		struct iw_cm_id *id;
+
+		pthread_mutex_lock(&l->ctx->lock);
+		id = l->pending;
+		if (id)
+			pending_unlink_locked(id);
+		pthread_mutex_unlock(&l->ctx->lock);
+		if (!id)
+			break;
+		id_free(id);
+	}
+	/* requests queued, not taken: their connections go as well */
+	while ((n = channel_forget(l->ch, l, orphans, 64)) > 0)
+		for (size_t i = 0; i < n; i++)
+			id_free(orphans[i]);
+}
+
 /*
  * The application destroys an identifier: a connection still up is torn
- * down without an event, its QP is released, callbacks in flight finish.
+ * down without an event, its QP is released, callbacks in flight finish,
+ * and events of it not yet taken from the channel are dropped.
  */
 int iw_destroy_id(struct iw_cm_id *id)
 {
 	if (!id)
 		return -EINVAL;
-	if (id->state == ID_LISTEN) {
-		tp_listener_free(&id->listener);
-		loop_barrier(id->ctx); /* an accept callback may use the id */
-	}
+	if (id->state == ID_LISTEN)
+		listener_close(id);
+	id_free(id);
+	return 0;
+}
+
+static void id_free(struct iw_cm_id *id)
+{
+	cm_unlink_pending(id);
 	pthread_mutex_lock(&id->lock);
 	id->reported = true;
 	conn_close(id);
@@ -313,16 +439,16 @@ int iw_destroy_id(struct iw_cm_id *id)
 	if (id->has_tp)
 		tp_free(&id->tp);
 	event_free(id->timer);
+	channel_forget(id->ch, id, NULL, 0);
 	pthread_mutex_destroy(&id->lock);
 	free(id);
-	return 0;
 }
 
 static void destroy_later(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	iw_destroy_id(arg);
+	id_free(arg);
 }
 
 /*
@@ -340,8 +466,10 @@ void cm_stream_ended(struct iw_cm_id *id, int err)
 		return;
 	id->reported = true;
 	if (id->internal) {
-		event_base_once(id->ctx->base, -1, EV_TIMEOUT, destroy_later, id,
-				NULL);
+		/* unless its listener, going away, has claimed it already */
+		if (cm_unlink_pending(id))
+			event_base_once(id->ctx->base, -1, EV_TIMEOUT,
+					destroy_later, id, NULL);
 		return;
 	}
 	if (!id->up)
@@ -405,11 +533,13 @@ static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 	id->listen_id = l;
 	id->internal = true;
 	id->state = ID_REQ_WAIT;
+	pending_link(l, id);
 	pthread_mutex_lock(&id->lock);
 	rc = tp_adopt(&id->tp, l->ctx->base, fd, &conn_tp_ops, id,
 		      l->ctx->tracing ? &l->ctx->trace : NULL);
 	if (rc) {
 		pthread_mutex_unlock(&id->lock);
+		cm_unlink_pending(id);
 		close(fd);
 		event_free(id->timer);
 		free(id);
@@ -446,9 +576,14 @@ int iw_listen(struct iw_cm_id *id, const char *host, const char *port,
 
 static uint16_t rd_depth(uint16_t v, uint16_t other)
 {
-	if (!v && !other)
-		return DEFAULT_RD_DEPTH;
-	return v > MPA_V2_VALUE_MASK ? MPA_V2_VALUE_MASK : v;
+	return !v && !other ? DEFAULT_RD_DEPTH : v;
+}
+
+/* IRD and ORD travel in 14 bits (RFC 6581); larger values are refused. */
+static bool conn_param_ok(const struct iw_conn_param *p)
+{
+	return !p || (p->ird <= MPA_V2_VALUE_MASK && p->ord <= MPA_V2_VALUE_MASK &&
+		      (p->private_data || !p->private_data_len));
 }
 
 static void make_policy(struct iw_cm_id *id, const struct iw_conn_param *p,
@@ -499,7 +634,7 @@ int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
 	struct mpa_frame rep;
 	int rc;
 
-	if (!id || !qp)
+	if (!id || !qp || !conn_param_ok(param))
 		return -EINVAL;
 	pthread_mutex_lock(&id->lock);
 	if (id->state != ID_REQ_RCVD) {
@@ -585,7 +720,7 @@ int iw_connect(struct iw_cm_id *id, const char *host, const char *port,
 	socklen_t len;
 	int rc;
 
-	if (!id || !host || !port || !qp)
+	if (!id || !host || !port || !qp || !conn_param_ok(param))
 		return -EINVAL;
 	rc = tp_resolve(host, port, false, &ss, &len);
 	if (rc)

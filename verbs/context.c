@@ -128,7 +128,8 @@ int iw_close(struct iw_context *ctx)
 
 void iw_set_debug(struct iw_context *ctx, int level)
 {
-	atomic_store(&ctx->debug, level);
+	if (ctx)
+		atomic_store(&ctx->debug, level);
 }
 
 void iw_log(struct iw_context *ctx, int level, const char *fmt, ...)

@@ -26,9 +26,14 @@ struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context)
 		return NULL;
 	}
 	cq->ring = calloc((size_t)cqe, sizeof(*cq->ring));
+	if (!cq->ring) {
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
 	cq->efd = eventfd(0, EFD_CLOEXEC);
-	if (!cq->ring || cq->efd < 0) {
-		int e = cq->ring ? errno : ENOMEM;
+	if (cq->efd < 0) {
+		int e = errno;
 
 		free(cq->ring);
 		free(cq);
@@ -42,10 +47,18 @@ struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context)
 	return cq;
 }
 
+/* Fails with -EBUSY while a QP (or an SRQ of one) still uses the CQ. */
 int iw_destroy_cq(struct iw_cq *cq)
 {
+	uint32_t reserved;
+
 	if (!cq)
 		return -EINVAL;
+	pthread_mutex_lock(&cq->lock);
+	reserved = cq->reserved;
+	pthread_mutex_unlock(&cq->lock);
+	if (reserved)
+		return -EBUSY;
 	close(cq->efd);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
@@ -54,13 +67,66 @@ int iw_destroy_cq(struct iw_cq *cq)
 }
 
 /*
- * Adds a completion.  A CQ sized below the work posted to it loses the
- * completion and says so from iw_poll_cq() (-IW_ECQ_OVERRUN); QP creation
- * refuses CQs that are too small, so only misuse gets there.
+ * Reserves room for @n more completions.  A CQ holds every work request
+ * that may complete on it: QP creation fails rather than overcommit it.
  */
-void cq_push(struct iw_cq *cq, const struct iw_wc *wc)
+bool cq_reserve(struct iw_cq *cq, uint32_t n)
+{
+	bool ok;
+
+	pthread_mutex_lock(&cq->lock);
+	ok = n <= cq->size - cq->reserved;
+	if (ok)
+		cq->reserved += n;
+	pthread_mutex_unlock(&cq->lock);
+	return ok;
+}
+
+void cq_release(struct iw_cq *cq, uint32_t n)
+{
+	pthread_mutex_lock(&cq->lock);
+	cq->reserved -= n;
+	pthread_mutex_unlock(&cq->lock);
+}
+
+/* The queue a completion occupies a slot of until it is polled. */
+static atomic_uint *cq_slot_owner(const struct iw_wc *wc, bool recv)
+{
+	struct iw_qp *qp = wc->qp;
+
+	if (!recv)
+		return &qp->sq_cqes;
+	return qp->srq ? &qp->srq->unpolled : &qp->rq_unpolled;
+}
+
+/*
+ * A QP goes away: its completions stay pollable but no longer free slots
+ * of it; those of an SRQ, which outlives it, are given back now.
+ */
+void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp)
+{
+	pthread_mutex_lock(&cq->lock);
+	for (uint32_t i = 0; i < cq->count; i++) {
+		struct cq_entry *e = &cq->ring[(cq->head + i) % cq->size];
+
+		if (!e->counted || e->wc.qp != qp)
+			continue;
+		if (e->recv && qp->srq)
+			atomic_fetch_sub(&qp->srq->unpolled, 1);
+		e->counted = false;
+	}
+	pthread_mutex_unlock(&cq->lock);
+}
+
+/*
+ * Adds a completion.  The slot accounting of QPs and SRQs keeps a CQ from
+ * holding more than it was reserved for; should it still be full, the
+ * completion is lost and iw_poll_cq() says so (-IW_ECQ_OVERRUN).
+ */
+void cq_push(struct iw_cq *cq, const struct iw_wc *wc, bool recv)
 {
 	bool notify = false;
+	struct cq_entry *e;
 
 	pthread_mutex_lock(&cq->lock);
 	if (cq->count == cq->size) {
@@ -68,7 +134,12 @@ void cq_push(struct iw_cq *cq, const struct iw_wc *wc)
 		pthread_mutex_unlock(&cq->lock);
 		return;
 	}
-	cq->ring[(cq->head + cq->count++) % cq->size] = *wc;
+	e = &cq->ring[(cq->head + cq->count++) % cq->size];
+	e->wc = *wc;
+	e->recv = recv;
+	e->counted = true;
+	if (!recv)
+		atomic_fetch_add(&wc->qp->sq_cqes, 1);
 	if (cq->armed && (!cq->solicited_only ||
 			  (wc->wc_flags & IW_WC_SOLICITED) ||
 			  wc->status != IW_WC_SUCCESS)) {
@@ -93,7 +164,11 @@ int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 		return -EINVAL;
 	pthread_mutex_lock(&cq->lock);
 	while (n < num_entries && cq->count) {
-		wc[n++] = cq->ring[cq->head % cq->size];
+		struct cq_entry *e = &cq->ring[cq->head % cq->size];
+
+		wc[n++] = e->wc;
+		if (e->counted)
+			atomic_fetch_sub(cq_slot_owner(&e->wc, e->recv), 1);
 		cq->head++;
 		cq->count--;
 	}
@@ -146,6 +221,8 @@ int iw_get_cq_event(struct iw_cq *cq, void **cq_context)
 
 void iw_ack_cq_events(struct iw_cq *cq, unsigned int nevents)
 {
+	if (!cq)
+		return;
 	pthread_mutex_lock(&cq->lock);
 	cq->acked += nevents;
 	pthread_mutex_unlock(&cq->lock);

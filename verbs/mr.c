@@ -10,8 +10,13 @@
 
 struct iw_pd *iw_alloc_pd(struct iw_context *ctx)
 {
-	struct iw_pd *pd = calloc(1, sizeof(*pd));
+	struct iw_pd *pd;
 
+	if (!ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
 	if (!pd) {
 		errno = ENOMEM;
 		return NULL;

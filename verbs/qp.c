@@ -30,29 +30,90 @@ pthread_mutex_t *qp_lock(struct iw_qp *qp)
 	}
 }
 
-static bool cq_reserve(struct iw_cq *cq, uint32_t n)
+/*
+ * The receive CQ of a QP on an SRQ holds every receive of the SRQ, once
+ * however many of its QPs complete there.
+ */
+static int srq_attach(struct iw_srq *srq, struct iw_cq *cq)
 {
-	bool ok;
+	struct srq_cq_use *u = NULL;
+	int rc = 0;
 
-	pthread_mutex_lock(&cq->lock);
-	ok = cq->reserved + n <= cq->size;
-	if (ok)
-		cq->reserved += n;
-	pthread_mutex_unlock(&cq->lock);
-	return ok;
+	pthread_mutex_lock(&srq->lock);
+	for (unsigned int i = 0; i < srq->n_cq_uses; i++)
+		if (srq->cq_uses[i].cq == cq)
+			u = &srq->cq_uses[i];
+	if (!u) {
+		u = realloc(srq->cq_uses,
+			    (srq->n_cq_uses + 1) * sizeof(*srq->cq_uses));
+		if (!u) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		srq->cq_uses = u;
+		if (!cq_reserve(cq, srq->max_wr)) {
+			rc = -EINVAL;
+			goto out;
+		}
+		u = &srq->cq_uses[srq->n_cq_uses++];
+		*u = (struct srq_cq_use){ .cq = cq };
+	}
+	u->qps++;
+	srq->qps++;
+out:
+	pthread_mutex_unlock(&srq->lock);
+	return rc;
 }
 
-static void cq_release(struct iw_cq *cq, uint32_t n)
+static void srq_detach(struct iw_srq *srq, struct iw_cq *cq)
 {
-	pthread_mutex_lock(&cq->lock);
-	cq->reserved -= n;
-	pthread_mutex_unlock(&cq->lock);
+	pthread_mutex_lock(&srq->lock);
+	for (unsigned int i = 0; i < srq->n_cq_uses; i++) {
+		struct srq_cq_use *u = &srq->cq_uses[i];
+
+		if (u->cq != cq)
+			continue;
+		if (--u->qps == 0) {
+			cq_release(cq, srq->max_wr);
+			*u = srq->cq_uses[--srq->n_cq_uses];
+		}
+		break;
+	}
+	srq->qps--;
+	pthread_mutex_unlock(&srq->lock);
+}
+
+/* Reserves the room in the CQs every queue of the QP may fill. */
+static int qp_reserve_cqs(struct iw_qp *qp)
+{
+	int rc;
+
+	if (!cq_reserve(qp->send_cq, qp->cap.max_send_wr))
+		return -EINVAL;
+	if (qp->srq)
+		rc = srq_attach(qp->srq, qp->recv_cq);
+	else
+		rc = cq_reserve(qp->recv_cq, qp->cap.max_recv_wr) ? 0 : -EINVAL;
+	if (rc)
+		cq_release(qp->send_cq, qp->cap.max_send_wr);
+	return rc;
+}
+
+static void qp_release_cqs(struct iw_qp *qp)
+{
+	cq_forget_qp(qp->send_cq, qp);
+	cq_forget_qp(qp->recv_cq, qp);
+	cq_release(qp->send_cq, qp->cap.max_send_wr);
+	if (qp->srq)
+		srq_detach(qp->srq, qp->recv_cq);
+	else
+		cq_release(qp->recv_cq, qp->cap.max_recv_wr);
 }
 
 /*
  * Creates a QP in the INIT state.  Returns NULL with errno EINVAL for bad
- * capabilities or a CQ too small to hold every work request that may
- * complete on it, ENOMEM otherwise.
+ * capabilities, an SRQ of another protection domain or a CQ too small to
+ * hold every work request that may complete on it, ENOMEM otherwise.
  */
 struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 {
@@ -67,7 +128,8 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 			    cap->max_recv_wr > QP_MAX_WR)) ||
 	    cap->max_send_sge > RDMAP_MAX_SGE ||
 	    cap->max_recv_sge > RDMAP_MAX_SGE ||
-	    cap->max_inline_data > QP_MAX_INLINE) {
+	    cap->max_inline_data > QP_MAX_INLINE ||
+	    (attr->srq && attr->srq->pd != pd)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -89,15 +151,10 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 	if (!qp->cap.max_recv_sge)
 		qp->cap.max_recv_sge = 1;
 	qp->sig_all = attr->sq_sig_all;
-	if (!cq_reserve(qp->send_cq, cap->max_send_wr)) {
+	rc = qp_reserve_cqs(qp);
+	if (rc) {
 		free(qp);
-		errno = EINVAL;
-		return NULL;
-	}
-	if (!cq_reserve(qp->recv_cq, recv_wr)) {
-		cq_release(qp->send_cq, cap->max_send_wr);
-		free(qp);
-		errno = EINVAL;
+		errno = -rc;
 		return NULL;
 	}
 	rc = rdmap_qp_init(&qp->engine,
@@ -115,8 +172,7 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 			   },
 			   &qp_engine_ops, qp);
 	if (rc) {
-		cq_release(qp->send_cq, cap->max_send_wr);
-		cq_release(qp->recv_cq, recv_wr);
+		qp_release_cqs(qp);
 		free(qp);
 		errno = -rc;
 		return NULL;
@@ -140,8 +196,7 @@ int iw_destroy_qp(struct iw_qp *qp)
 	}
 	pthread_mutex_unlock(l);
 	rdmap_qp_fini(&qp->engine);
-	cq_release(qp->send_cq, qp->cap.max_send_wr);
-	cq_release(qp->recv_cq, qp->srq ? 0 : qp->cap.max_recv_wr);
+	qp_release_cqs(qp);
 	pthread_mutex_destroy(&qp->own_lock);
 	free(qp);
 	return 0;
@@ -155,11 +210,12 @@ int iw_query_qp(struct iw_qp *qp, struct iw_qp_attr *attr)
 		[RDMAP_QP_TERMINATING] = IW_QPS_TERMINATING,
 		[RDMAP_QP_ERROR] = IW_QPS_ERROR,
 	};
+	const struct rdmap_conn *c;
 	pthread_mutex_t *l;
-	const struct rdmap_conn *c = &qp->engine.conn;
 
 	if (!qp || !attr)
 		return -EINVAL;
+	c = &qp->engine.conn;
 	l = qp_lock(qp);
 	*attr = (struct iw_qp_attr){
 		.state = state[qp->engine.state],
@@ -177,6 +233,11 @@ int iw_query_qp(struct iw_qp *qp, struct iw_qp_attr *attr)
 		attr->mpa_revision = qp->id->rep.rev;
 	pthread_mutex_unlock(l);
 	return 0;
+}
+
+void *iw_qp_context(struct iw_qp *qp)
+{
+	return qp ? qp->qp_context : NULL;
 }
 
 /* Moves the QP to the error state: its stream closes, its work flushes. */
@@ -244,6 +305,10 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 			rc = -EINVAL;
 		} else if ((uint32_t)wr->num_sge > qp->cap.max_send_sge) {
 			rc = -IW_ELOCAL_LENGTH;
+		} else if (rdmap_sq_outstanding(&qp->engine) +
+				   atomic_load(&qp->sq_cqes) >=
+			   qp->cap.max_send_wr) {
+			rc = -ENOMEM;
 		} else {
 			w.op = op[wr->opcode];
 			w.flags = (wr->send_flags & IW_SEND_SOLICITED
@@ -268,6 +333,29 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 	return rc;
 }
 
+static int post_one_recv(struct iw_qp *qp, const struct iw_recv_wr *wr)
+{
+	struct rdmap_recv_wr r = {
+		.wr_id = wr->wr_id,
+		.sge = (const struct rdmap_sge *)wr->sg_list,
+		.num_sge = (uint32_t)wr->num_sge,
+	};
+	int rc;
+
+	if (wr->num_sge < 0 || qp->srq)
+		return -EINVAL;
+	if ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)
+		return -IW_ELOCAL_LENGTH;
+	if (atomic_load(&qp->rq_unpolled) >= qp->cap.max_recv_wr)
+		return -ENOMEM;
+	/* counted first: a flushed receive is in the CQ on return */
+	atomic_fetch_add(&qp->rq_unpolled, 1);
+	rc = rdmap_post_recv(&qp->engine, &r);
+	if (rc)
+		atomic_fetch_sub(&qp->rq_unpolled, 1);
+	return rc;
+}
+
 /*
  * Posts a chain of receives.  Returns 0, or why the first refused one
  * (*@bad_wr) was not queued: -EINVAL (malformed, or the QP uses an SRQ),
@@ -283,18 +371,7 @@ int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
 		return -EINVAL;
 	l = qp_lock(qp);
 	for (; wr; wr = wr->next) {
-		struct rdmap_recv_wr r = {
-			.wr_id = wr->wr_id,
-			.sge = (const struct rdmap_sge *)wr->sg_list,
-			.num_sge = (uint32_t)wr->num_sge,
-		};
-
-		if (wr->num_sge < 0)
-			rc = -EINVAL;
-		else if ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)
-			rc = -IW_ELOCAL_LENGTH;
-		else
-			rc = rdmap_post_recv(&qp->engine, &r);
+		rc = post_one_recv(qp, wr);
 		if (rc) {
 			if (bad_wr)
 				*bad_wr = wr;
@@ -337,7 +414,7 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 		.err = c->status == RDMAP_WC_SUCCESS ? 0 : c->err,
 	};
 
-	cq_push(c->recv ? qp->recv_cq : qp->send_cq, &wc);
+	cq_push(c->recv ? qp->recv_cq : qp->send_cq, &wc, c->recv);
 }
 
 static void term_info(struct iw_terminate_info *ti, const struct rdmap_term *t,

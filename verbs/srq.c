@@ -29,16 +29,58 @@ struct iw_srq *iw_create_srq(struct iw_pd *pd, struct iw_srq_init_attr *attr)
 	}
 	srq->pd = pd;
 	srq->srq_context = attr->srq_context;
+	srq->max_wr = attr->max_wr;
+	atomic_init(&srq->unpolled, 0);
+	pthread_mutex_init(&srq->lock, NULL);
 	return srq;
 }
 
+/* Fails with -EBUSY while a QP takes its receives from the SRQ. */
 int iw_destroy_srq(struct iw_srq *srq)
 {
+	unsigned int qps;
+
 	if (!srq)
 		return -EINVAL;
+	pthread_mutex_lock(&srq->lock);
+	qps = srq->qps;
+	pthread_mutex_unlock(&srq->lock);
+	if (qps)
+		return -EBUSY;
 	rdmap_srq_fini(&srq->srq);
+	pthread_mutex_destroy(&srq->lock);
+	free(srq->cq_uses);
 	free(srq);
 	return 0;
+}
+
+void *iw_srq_context(struct iw_srq *srq)
+{
+	return srq ? srq->srq_context : NULL;
+}
+
+static int post_one_srq_recv(struct iw_srq *srq, const struct iw_recv_wr *wr)
+{
+	struct rdmap_recv_wr r = {
+		.wr_id = wr->wr_id,
+		.sge = (const struct rdmap_sge *)wr->sg_list,
+		.num_sge = (uint32_t)wr->num_sge,
+	};
+	int rc;
+
+	if (wr->num_sge < 0)
+		return -EINVAL;
+	if ((uint32_t)wr->num_sge > srq->srq.max_sge)
+		return -IW_ELOCAL_LENGTH;
+	/* a slot frees when the receive's completion is polled */
+	if (atomic_fetch_add(&srq->unpolled, 1) >= srq->max_wr) {
+		atomic_fetch_sub(&srq->unpolled, 1);
+		return -ENOMEM;
+	}
+	rc = rdmap_srq_post(&srq->srq, &r);
+	if (rc)
+		atomic_fetch_sub(&srq->unpolled, 1);
+	return rc;
 }
 
 /*
@@ -48,13 +90,10 @@ int iw_destroy_srq(struct iw_srq *srq)
 int iw_post_srq_recv(struct iw_srq *srq, struct iw_recv_wr *wr,
 		     struct iw_recv_wr **bad_wr)
 {
+	if (!srq)
+		return -EINVAL;
 	for (; wr; wr = wr->next) {
-		struct rdmap_recv_wr r = {
-			.wr_id = wr->wr_id,
-			.sge = (const struct rdmap_sge *)wr->sg_list,
-			.num_sge = wr->num_sge > 0 ? (uint32_t)wr->num_sge : 0,
-		};
-		int rc = wr->num_sge < 0 ? -EINVAL : rdmap_srq_post(&srq->srq, &r);
+		int rc = post_one_srq_recv(srq, wr);
 
 		if (rc) {
 			if (bad_wr)

@@ -41,7 +41,7 @@ struct iw_context {
 	bool thread_running;
 	struct event *stop_ev;
 	struct ddp_stag_table stags;
-	pthread_mutex_t lock; /* pd ids */
+	pthread_mutex_t lock; /* pd ids, listeners' pending lists */
 	uint32_t next_pd;
 	atomic_int debug;
 	bool tracing;
@@ -53,11 +53,21 @@ struct iw_pd {
 	uint32_t id;
 };
 
+/*
+ * A completion in a CQ.  @counted: polling it frees a slot of its QP's
+ * send or receive queue (or its SRQ); cleared when the QP is destroyed.
+ */
+struct cq_entry {
+	struct iw_wc wc;
+	bool counted;
+	bool recv;
+};
+
 struct iw_cq {
 	struct iw_context *ctx;
 	void *cq_context;
 	pthread_mutex_t lock;
-	struct iw_wc *ring;
+	struct cq_entry *ring;
 	uint32_t size, head, count;
 	int efd; /* eventfd: readable after an armed completion */
 	bool armed;
@@ -67,10 +77,21 @@ struct iw_cq {
 	unsigned int events, acked;
 };
 
+/* A CQ that receives from an SRQ reserves its depth once. */
+struct srq_cq_use {
+	struct iw_cq *cq;
+	unsigned int qps;
+};
+
 struct iw_srq {
 	struct iw_pd *pd;
 	void *srq_context;
 	struct rdmap_srq srq;
+	uint32_t max_wr;
+	atomic_uint unpolled; /* posted receives whose completion is unpolled */
+	pthread_mutex_t lock; /* cq_uses */
+	struct srq_cq_use *cq_uses;
+	unsigned int n_cq_uses, qps;
 };
 
 struct iw_qp {
@@ -81,6 +102,12 @@ struct iw_qp {
 	struct iw_srq *srq;
 	struct iw_qp_cap cap;
 	bool sig_all;
+	/*
+	 * A queue slot frees when its completion is polled, not when it is
+	 * produced, so a CQ sized for the queues never overruns.
+	 */
+	atomic_uint sq_cqes;	 /* send completions sitting in the CQ */
+	atomic_uint rq_unpolled; /* receives posted, completion not polled */
 	pthread_mutex_t own_lock;
 	_Atomic(pthread_mutex_t *) lock; /* the connection's once attached */
 	struct iw_cm_id *id;		 /* the connection, or NULL */
@@ -115,6 +142,13 @@ struct iw_cm_id {
 	pthread_mutex_t lock;
 	uint8_t state; /* enum id_state */
 	struct iw_cm_id *listen_id;
+	/*
+	 * A listener's connections the application has not seen yet (they
+	 * go with it), linked through pend_prev/pend_next under ctx->lock.
+	 */
+	struct iw_cm_id *pending;
+	struct iw_cm_id *pend_prev, *pend_next;
+	bool pend_linked;
 	struct tp_listener listener;
 	struct tp_conn tp;
 	bool has_tp;
@@ -146,7 +180,10 @@ void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* cq.c */
-void cq_push(struct iw_cq *cq, const struct iw_wc *wc);
+void cq_push(struct iw_cq *cq, const struct iw_wc *wc, bool recv);
+bool cq_reserve(struct iw_cq *cq, uint32_t n);
+void cq_release(struct iw_cq *cq, uint32_t n);
+void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp);
 
 /* qp.c */
 pthread_mutex_t *qp_lock(struct iw_qp *qp);
@@ -156,6 +193,7 @@ extern const struct rdmap_ops qp_engine_ops;
 void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 	      bool with_peer);
 void cm_stream_ended(struct iw_cm_id *id, int err);
+bool cm_unlink_pending(struct iw_cm_id *id);
 
 /* conn.c: the transport's owner for one connection */
 extern const struct tp_ops conn_tp_ops;

@@ -25,13 +25,17 @@ enum iw_cm_event_type {
 	IW_CM_EVENT_ESTABLISHED,
 	IW_CM_EVENT_REJECTED,	     /* the peer said no (MPA Reply with R) */
 	IW_CM_EVENT_UNREACHABLE,     /* TCP connect failed: refused, no route */
-	IW_CM_EVENT_TIMEOUT,	     /* no MPA Reply or Request in time */
+	IW_CM_EVENT_TIMEOUT,	     /* initiator: no TCP or MPA Reply in time */
 	IW_CM_EVENT_CONNECT_ERROR,   /* handshake failed; status says why */
 	IW_CM_EVENT_DISCONNECTED,
 	IW_CM_EVENT_ERROR,	     /* an established stream failed */
 };
 
-/* How a side treats an MPA option: never, when the peer asks, always. */
+/*
+ * How a side treats an MPA option: never, when the peer asks, always.
+ * OFF refuses a peer that requires the option, except that a responder
+ * uses CRC whenever the initiator asks for it (RFC 5044 7.1.2).
+ */
 enum iw_mpa_pref {
 	IW_MPA_OFF,
 	IW_MPA_FOLLOW,
@@ -87,9 +91,12 @@ struct iw_mpa_opts {
 	uint8_t rtr;		 /* initiator: enum iw_rtr types offered
 				  * (peer-to-peer), 0: none; responder:
 				  * types accepted, 0: all */
-	uint32_t reply_timeout_ms;   /* initiator, default 10000 */
-	uint32_t request_timeout_ms; /* responder, default 5000 */
-	uint16_t max_private_data;   /* ours, after IRD/ORD; default 252 */
+	/* initiator: TCP connect and MPA Reply, default 10000 */
+	uint32_t reply_timeout_ms;
+	/* responder: a connection without a Request is dropped, unseen */
+	uint32_t request_timeout_ms; /* default 5000 */
+	/* ours, after IRD/ORD; default 252, at most 508 (revision 1: 512) */
+	uint16_t max_private_data;
 };
 
 struct iw_cm_channel *iw_create_cm_channel(struct iw_context *ctx);

@@ -68,7 +68,7 @@ enum iw_error {
 	IW_ELOCAL_PROTECTION, /* an lkey does not cover a local buffer */
 	IW_ELOCAL_LENGTH,     /* local buffers too small or too many */
 	IW_ETERMINATED,	      /* the peer sent a Terminate */
-	IW_ENO_READ_CREDIT,   /* RDMA Read with ORD 0: the peer's IRD is 0 */
+	IW_ENO_READ_CREDIT,   /* RDMA Read with ORD 0 (ours, or peer IRD 0) */
 	IW_ECLOSED,	      /* the connection closed */
 	IW_ECQ_OVERRUN,	      /* a completion found its CQ full */
 

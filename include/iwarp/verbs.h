@@ -142,7 +142,7 @@ struct iw_qp_init_attr {
 };
 
 enum iw_qp_state {
-	IW_QPS_INIT,	    /* created, not connected: receives may be posted */
+	IW_QPS_INIT,	    /* not connected: posted sends wait for it */
 	IW_QPS_RTS,	    /* connected */
 	IW_QPS_TERMINATING, /* sending a Terminate */
 	IW_QPS_ERROR,
@@ -172,6 +172,8 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr);
 int iw_destroy_qp(struct iw_qp *qp);
 int iw_query_qp(struct iw_qp *qp, struct iw_qp_attr *attr);
 int iw_qp_to_error(struct iw_qp *qp);
+/* The qp_context given at creation (a completion names its QP). */
+void *iw_qp_context(struct iw_qp *qp);
 
 /* ---- work requests -------------------------------------------------- */
 
@@ -230,6 +232,7 @@ struct iw_srq_init_attr {
 
 struct iw_srq *iw_create_srq(struct iw_pd *pd, struct iw_srq_init_attr *attr);
 int iw_destroy_srq(struct iw_srq *srq);
+void *iw_srq_context(struct iw_srq *srq);
 int iw_post_srq_recv(struct iw_srq *srq, struct iw_recv_wr *wr,
 		     struct iw_recv_wr **bad_wr);
 

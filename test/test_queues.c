@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Queue accounting through the public API: a work request holds its slot
+ * until its completion is polled, so a CQ sized for its queues never
+ * overruns; shared receive queues feed several QPs and give their slots
+ * back the same way; objects still in use refuse to be destroyed.
+ */
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "e2e.h"
+
+#define DEPTH 4
+
+static void post_write(struct e2e *e, uint64_t wr_id, size_t off)
+{
+	struct iw_sge s = { (uintptr_t)e->c.buf + off, 1, e->c.mr->lkey };
+	struct iw_send_wr w = {
+		.wr_id = wr_id, .sg_list = &s, .num_sge = 1,
+		.opcode = IW_WR_RDMA_WRITE, .send_flags = IW_SEND_SIGNALED,
+		.rdma = { (uintptr_t)e->s.buf + off, e->s.mr->rkey },
+	};
+
+	ck_assert_int_eq(iw_post_send(e->c.qp, &w, NULL), 0);
+}
+
+/* Spins until the peer's memory shows @v at @off (bounded). */
+static void wait_for_byte(volatile uint8_t *p, uint8_t v)
+{
+	for (int i = 0; i < E2E_WAIT_MS * 100 && *p != v; i++)
+		usleep(10);
+	ck_assert_uint_eq(*p, v);
+}
+
+START_TEST(send_slot_frees_when_its_completion_is_polled)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_wc wc[DEPTH + 1];
+	struct iw_sge s;
+	struct iw_send_wr w = { .sg_list = &s, .num_sge = 1,
+				.opcode = IW_WR_RDMA_WRITE };
+
+	e2e_opts_default(&o);
+	o.depth = DEPTH;
+	e2e_connect(&e, &o);
+	memset(e.s.buf, 0, 64);
+	for (uint64_t i = 0; i < DEPTH; i++) {
+		e.c.buf[i] = (uint8_t)(0xa0 + i);
+		post_write(&e, i, i);
+	}
+	/* the last Write has landed: every one of them has completed */
+	wait_for_byte(e.s.buf + DEPTH - 1, 0xa0 + DEPTH - 1);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, 1, e.c.mr->lkey };
+	w.rdma.remote_addr = (uintptr_t)e.s.buf;
+	w.rdma.rkey = e.s.mr->rkey;
+	ck_assert_int_eq(iw_post_send(e.c.qp, &w, NULL), -ENOMEM);
+	e2e_poll(e.c.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc[0].wr_id, 0);
+	ck_assert_ptr_eq(wc[0].qp, e.c.qp);
+	post_write(&e, DEPTH, 0);
+	e2e_poll(e.c.cq, wc, DEPTH, E2E_WAIT_MS);
+	for (int i = 0; i < DEPTH; i++) {
+		ck_assert_uint_eq(wc[i].wr_id, (uint64_t)i + 1);
+		ck_assert_int_eq(wc[i].status, IW_WC_SUCCESS);
+	}
+	e2e_teardown(&e);
+}
+END_TEST
+
+START_TEST(receive_slot_frees_when_its_completion_is_polled)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_wc wc[DEPTH];
+	struct iw_sge r, s;
+
+	e2e_opts_default(&o);
+	o.depth = DEPTH;
+	e2e_connect(&e, &o);
+	for (uint64_t i = 0; i < DEPTH; i++) {
+		r = (struct iw_sge){ (uintptr_t)e.s.buf + 8 * i, 8,
+				     e.s.mr->lkey };
+		ck_assert_int_eq(iw_post_recv(e.s.qp,
+			&(struct iw_recv_wr){ i, NULL, &r, 1 }, NULL), 0);
+	}
+	e2e_fill(e.c.buf, 8, 7);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+	for (uint64_t i = 0; i < DEPTH; i++)
+		ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+			.wr_id = i, .sg_list = &s, .num_sge = 1,
+			.opcode = IW_WR_SEND }, NULL), 0);
+	/* a Write behind the Sends: once it lands, every Send has */
+	e.s.buf[100] = 0;
+	e.c.buf[100] = 0x5a;
+	post_write(&e, 99, 100);
+	wait_for_byte(e.s.buf + 100, 0x5a);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 8, e.s.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(e.s.qp,
+		&(struct iw_recv_wr){ 9, NULL, &r, 1 }, NULL), -ENOMEM);
+	e2e_poll(e.s.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc[0].opcode, IW_WC_RECV);
+	ck_assert_int_eq(iw_post_recv(e.s.qp,
+		&(struct iw_recv_wr){ 9, NULL, &r, 1 }, NULL), 0);
+	e2e_poll(e.s.cq, wc, DEPTH - 1, E2E_WAIT_MS);
+	e2e_poll(e.c.cq, wc, 1, E2E_WAIT_MS); /* the signaled Write */
+	ck_assert_uint_eq(wc[0].wr_id, 99);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* ---- shared receive queues ------------------------------------------ */
+
+#define SRQ_WR 8
+#define SRQ_SGE 4
+#define N_QPS 2
+
+struct srq_server {
+	struct iw_context *ctx;
+	struct iw_cm_channel *ch;
+	struct iw_pd *pd;
+	struct iw_cq *cq;
+	struct iw_srq *srq;
+	struct iw_qp *qp[N_QPS];
+	struct iw_cm_id *listen, *id[N_QPS];
+	uint8_t buf[SRQ_WR * 64];
+	struct iw_mr *mr;
+	char port[16];
+};
+
+static struct iw_qp *srq_qp(struct srq_server *sv, struct iw_pd *pd, int i)
+{
+	struct iw_qp_init_attr qa = {
+		.qp_context = &sv->qp[i], .send_cq = sv->cq, .recv_cq = sv->cq,
+		.srq = sv->srq,
+		/* fewer elements than the SRQ's receives carry */
+		.cap = { .max_send_wr = DEPTH, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	return iw_create_qp(pd, &qa);
+}
+
+static void srq_post(struct srq_server *sv, uint64_t wr_id, int slot,
+		     int expect)
+{
+	struct iw_sge r[SRQ_SGE];
+
+	/* each receive scatters over SRQ_SGE pieces of 8 octets */
+	for (int k = 0; k < SRQ_SGE; k++)
+		r[k] = (struct iw_sge){ (uintptr_t)sv->buf + 64 * slot + 16 * k,
+					8, sv->mr->lkey };
+	ck_assert_int_eq(iw_post_srq_recv(sv->srq,
+		&(struct iw_recv_wr){ wr_id, NULL, r, SRQ_SGE }, NULL), expect);
+}
+
+static void srq_server_open(struct srq_server *sv)
+{
+	static int srq_ctx;
+
+	memset(sv, 0, sizeof(*sv));
+	sv->ctx = iw_open(NULL);
+	ck_assert_ptr_nonnull(sv->ctx);
+	sv->ch = iw_create_cm_channel(sv->ctx);
+	sv->pd = iw_alloc_pd(sv->ctx);
+	/* room for each QP's sends and, once, the SRQ's receives */
+	sv->cq = iw_create_cq(sv->ctx, N_QPS * DEPTH + SRQ_WR, NULL);
+	sv->srq = iw_create_srq(sv->pd, &(struct iw_srq_init_attr){
+		.srq_context = &srq_ctx, .max_wr = SRQ_WR,
+		.max_sge = SRQ_SGE });
+	sv->mr = iw_reg_mr(sv->pd, sv->buf, sizeof(sv->buf),
+			   IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(sv->ch);
+	ck_assert_ptr_nonnull(sv->cq);
+	ck_assert_ptr_nonnull(sv->srq);
+	ck_assert_ptr_nonnull(sv->mr);
+	ck_assert_ptr_eq(iw_srq_context(sv->srq), &srq_ctx);
+	for (int i = 0; i < N_QPS; i++) {
+		sv->qp[i] = srq_qp(sv, sv->pd, i);
+		ck_assert_ptr_nonnull(sv->qp[i]);
+		ck_assert_ptr_eq(iw_qp_context(sv->qp[i]), &sv->qp[i]);
+	}
+	sv->listen = iw_create_id(sv->ch, NULL);
+	ck_assert_int_eq(iw_listen(sv->listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(sv->listen, sv->port, sizeof(sv->port));
+}
+
+static void srq_server_accept(struct srq_server *sv, int i)
+{
+	struct iw_cm_event *ev = e2e_event(sv->ch, E2E_WAIT_MS);
+
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	sv->id[i] = ev->id;
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_accept(sv->id[i], sv->qp[i],
+				   &(struct iw_conn_param){ .ird = 1,
+							    .ord = 1 }),
+			 0);
+	e2e_expect(sv->ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+}
+
+START_TEST(srq_feeds_several_qps_and_gives_slots_back_when_polled)
+{
+	struct srq_server sv;
+	struct e2e_opts o;
+	struct e2e_side c[N_QPS];
+	struct iw_wc wc[N_QPS];
+	struct iw_pd *other;
+	bool seen[N_QPS] = { false };
+
+	srq_server_open(&sv);
+	/* an SRQ serves only QPs of its own protection domain */
+	other = iw_alloc_pd(sv.ctx);
+	errno = 0;
+	ck_assert_ptr_null(srq_qp(&sv, other, 0));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(iw_dealloc_pd(other), 0);
+	/* a QP on an SRQ has no receive queue of its own */
+	ck_assert_int_eq(iw_post_recv(sv.qp[0], &(struct iw_recv_wr){ 0 },
+				      NULL),
+			 -EINVAL);
+	for (int k = 0; k < SRQ_WR; k++)
+		srq_post(&sv, (uint64_t)k, k, 0);
+	srq_post(&sv, 99, 0, -ENOMEM);
+
+	e2e_opts_default(&o);
+	for (int i = 0; i < N_QPS; i++) {
+		struct iw_sge s;
+
+		e2e_side_open(&c[i], &o);
+		c[i].id = iw_create_id(c[i].ch, NULL);
+		ck_assert_int_eq(iw_connect(c[i].id, "127.0.0.1", sv.port,
+					    c[i].qp, &o.cparam),
+				 0);
+		srq_server_accept(&sv, i);
+		e2e_expect(c[i].ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+		e2e_fill(c[i].buf, 32, (uint32_t)i + 1);
+		s = (struct iw_sge){ (uintptr_t)c[i].buf, 32, c[i].mr->lkey };
+		ck_assert_int_eq(iw_post_send(c[i].qp, &(struct iw_send_wr){
+			.sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND },
+			NULL), 0);
+	}
+	e2e_poll(sv.cq, wc, N_QPS, E2E_WAIT_MS);
+	for (int n = 0; n < N_QPS; n++) {
+		int i = wc[n].qp == sv.qp[0] ? 0 : 1;
+		uint8_t *land = sv.buf + 64 * wc[n].wr_id;
+
+		ck_assert_int_eq(wc[n].status, IW_WC_SUCCESS);
+		ck_assert_int_eq(wc[n].opcode, IW_WC_RECV);
+		ck_assert_uint_eq(wc[n].byte_len, 32);
+		ck_assert_ptr_eq(iw_qp_context(wc[n].qp), &sv.qp[i]);
+		ck_assert(!seen[i]);
+		seen[i] = true;
+		for (int k = 0; k < SRQ_SGE; k++)
+			ck_assert_mem_eq(land + 16 * k, c[i].buf + 8 * k, 8);
+	}
+	/* two slots came back with the polls, no more */
+	srq_post(&sv, 8, 0, 0);
+	srq_post(&sv, 9, 1, 0);
+	srq_post(&sv, 99, 2, -ENOMEM);
+
+	/* in use: neither the SRQ nor the CQ can go */
+	ck_assert_int_eq(iw_destroy_srq(sv.srq), -EBUSY);
+	ck_assert_int_eq(iw_destroy_cq(sv.cq), -EBUSY);
+	for (int i = 0; i < N_QPS; i++) {
+		ck_assert_int_eq(iw_destroy_id(c[i].id), 0);
+		c[i].id = NULL;
+		e2e_side_close(&c[i]);
+	}
+	for (int i = 0; i < N_QPS; i++)
+		ck_assert_int_eq(iw_destroy_id(sv.id[i]), 0);
+	ck_assert_int_eq(iw_destroy_id(sv.listen), 0);
+	for (int i = 0; i < N_QPS; i++)
+		ck_assert_int_eq(iw_destroy_qp(sv.qp[i]), 0);
+	ck_assert_int_eq(iw_destroy_srq(sv.srq), 0);
+	ck_assert_int_eq(iw_dereg_mr(sv.mr), 0);
+	ck_assert_int_eq(iw_destroy_cq(sv.cq), 0);
+	ck_assert_int_eq(iw_dealloc_pd(sv.pd), 0);
+	ck_assert_int_eq(iw_destroy_cm_channel(sv.ch), 0);
+	ck_assert_int_eq(iw_close(sv.ctx), 0);
+}
+END_TEST
+
+/*
+ * A QP destroyed with its SRQ receives' completions still in the CQ: they
+ * can be polled, and their slots are back in the SRQ at once.
+ */
+START_TEST(destroyed_qp_gives_its_srq_slots_back)
+{
+	struct srq_server sv;
+	struct e2e_opts o;
+	struct e2e_side c;
+	struct iw_sge s;
+	struct iw_wc wc[SRQ_WR];
+	int n = 0;
+
+	srq_server_open(&sv);
+	for (int k = 0; k < SRQ_WR; k++)
+		srq_post(&sv, (uint64_t)k, k, 0);
+	e2e_opts_default(&o);
+	e2e_side_open(&c, &o);
+	c.id = iw_create_id(c.ch, NULL);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", sv.port, c.qp,
+				    &o.cparam),
+			 0);
+	srq_server_accept(&sv, 0);
+	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_fill(c.buf, 8, 7);
+	s = (struct iw_sge){ (uintptr_t)c.buf, 8, c.mr->lkey };
+	ck_assert_int_eq(iw_req_notify_cq(sv.cq, 0), 0);
+	ck_assert_int_eq(iw_post_send(c.qp, &(struct iw_send_wr){
+		.sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND }, NULL), 0);
+	/* the receive has completed, unpolled */
+	{
+		struct pollfd p = { iw_cq_fd(sv.cq), POLLIN, 0 };
+
+		ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+		ck_assert_int_eq(iw_get_cq_event(sv.cq, NULL), 0);
+		iw_ack_cq_events(sv.cq, 1);
+	}
+	ck_assert_int_eq(iw_destroy_id(sv.id[0]), 0);
+	ck_assert_int_eq(iw_destroy_qp(sv.qp[0]), 0);
+	sv.qp[0] = NULL;
+	/* the SRQ's other receives stay; the one that landed is free */
+	srq_post(&sv, 8, 0, 0);
+	srq_post(&sv, 99, 1, -ENOMEM);
+	/* what the QP left behind can still be polled */
+	while (n < SRQ_WR) {
+		int r = iw_poll_cq(sv.cq, SRQ_WR - n, wc + n);
+
+		ck_assert_int_ge(r, 0);
+		if (r == 0)
+			break;
+		n += r;
+	}
+	ck_assert_int_ge(n, 1);
+	ck_assert_int_eq(wc[0].opcode, IW_WC_RECV);
+	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
+	ck_assert_int_eq(iw_destroy_id(c.id), 0);
+	c.id = NULL;
+	e2e_side_close(&c);
+	ck_assert_int_eq(iw_destroy_id(sv.listen), 0);
+	ck_assert_int_eq(iw_destroy_qp(sv.qp[1]), 0);
+	ck_assert_int_eq(iw_destroy_srq(sv.srq), 0);
+	ck_assert_int_eq(iw_dereg_mr(sv.mr), 0);
+	ck_assert_int_eq(iw_destroy_cq(sv.cq), 0);
+	ck_assert_int_eq(iw_dealloc_pd(sv.pd), 0);
+	ck_assert_int_eq(iw_destroy_cm_channel(sv.ch), 0);
+	ck_assert_int_eq(iw_close(sv.ctx), 0);
+}
+END_TEST
+
+static Suite *queues_suite(void)
+{
+	Suite *s = suite_create("queues");
+	TCase *tc = tcase_create("accounting");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, send_slot_frees_when_its_completion_is_polled);
+	tcase_add_test(tc, receive_slot_frees_when_its_completion_is_polled);
+	tcase_add_test(tc, srq_feeds_several_qps_and_gives_slots_back_when_polled);
+	tcase_add_test(tc, destroyed_qp_gives_its_srq_slots_back);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(queues_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
