@@ -1,0 +1,50 @@
+#!/bin/sh
+# iwarp-perf runs every pattern end to end and reports what it moved: one
+# JSON row per run whose counts match the request, a TCP figure beside
+# it and their ratio; a server that is not there fails fast with a reason.
+# (Speed is not judged here: that is what the tool is for.)
+set -eu
+
+perf="$abs_top_builddir/tools/iwarp-perf"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+# the value of a top-level number field of a JSON row
+field() {
+	sed -n "s/^{\(.*\)\"tcp\".*/\1/; s/.*\"$2\":\([0-9.e+-]*\).*/\1/p" "$1"
+}
+
+size=4096
+iters=300
+qps=2
+for mode in bw lat rate; do
+	for test in send write read; do
+		out="$work/$mode-$test.json"
+		timeout 120 "$perf" --loopback --tcp --json -m "$mode" -t "$test" \
+			-s "$size" -n "$iters" -q "$qps" >"$out" ||
+			fail "$mode $test: exit $?"
+		[ "$(wc -l <"$out")" -eq 1 ] || fail "$mode $test: not one row"
+		grep -q "\"mode\":\"$mode\",\"test\":\"$test\"" "$out" ||
+			fail "$mode $test: row names another pattern"
+		n=$(field "$out" iterations)
+		b=$(field "$out" bytes)
+		[ "$n" -eq $((iters * qps)) ] || fail "$mode $test: $n iterations"
+		[ "$b" -eq $((iters * qps * size)) ] || fail "$mode $test: $b octets"
+		grep -q '"tcp":{"iterations":'"$n"',' "$out" ||
+			fail "$mode $test: TCP did not run the same count"
+		grep -Eq '"ratio":[0-9]+\.[0-9]*[1-9]' "$out" ||
+			fail "$mode $test: no ratio"
+	done
+done
+
+# nothing listens on port 1: a refusal, named, within a second or two
+start=$(date +%s)
+if timeout 20 "$perf" 127.0.0.1 -p 1 2>"$work/err"; then
+	fail "a run against a closed port succeeded"
+fi
+grep -q "cannot reach 127.0.0.1:1" "$work/err" || fail "no reason: $(cat "$work/err")"
+[ $(($(date +%s) - start)) -le 3 ] || fail "the refusal took too long"
+echo "perf_smoke: every pattern ran and reported"

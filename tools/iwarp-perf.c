@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iwarp-perf: bandwidth, latency and message rate of Send, RDMA Write and
+ * RDMA Read over libiwarp, in perftest's manner: without a host it serves
+ * one client run; with a host it connects and measures; --loopback does
+ * both in one process.  --tcp repeats each size over a plain TCP socket
+ * and prints the ratio, so the cost of the stack is measured in one run.
+ * See iwarp-perf(1) and the comments atop perf_client.c and perf_tcp.c
+ * for exactly what is timed.
+ */
+#include "config.h" /* _GNU_SOURCE: pipe2, accept4 */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perf.h"
+
+#define DEFAULT_TIMEOUT_MS 10000
+
+/* perftest's counts, cut so that no size moves much over 1 GiB. */
+static uint64_t perf_default_iters(const struct perf_opts *o, size_t size)
+{
+	uint64_t n = o->mode == PERF_LAT ? 1000 : o->mode == PERF_BW ? 5000
+								  : 100000;
+	uint64_t cap = (1ull << 30) / size;
+
+	if (cap < 100)
+		cap = 100;
+	return n < cap ? n : cap;
+}
+
+/* ---- the client's run ---------------------------------------------------- */
+
+/* Every size: the libiwarp step, the TCP step that repeats it, a row. */
+static int run_client(struct perf_opts *o, const char *tcp_port)
+{
+	struct perf_client *c = NULL;
+	struct perf_tcp *t = NULL;
+	uint64_t per_qp[PERF_MAX_QPS];
+	size_t size = o->sweep ? PERF_SWEEP_MIN : o->size;
+	char conn[192], words[256];
+	int rc = perf_client_open(&c, o);
+
+	if (!rc && o->tcp)
+		rc = perf_tcp_open(&t, o, o->host, tcp_port);
+	if (!rc) {
+		perf_client_header(c, conn, sizeof(conn));
+		snprintf(words, sizeof(words), "%s:%s, %s", o->host, o->port,
+			 conn);
+		perf_report_header(o, words);
+	}
+	for (; !rc && size <= o->size; size *= 2) {
+		struct perf_result r = { 0 }, tr = { 0 };
+		uint64_t iters = o->duration ? 0
+				 : o->iters  ? o->iters
+					     : perf_default_iters(o, size);
+
+		rc = perf_client_step(c, size, iters, &r, per_qp);
+		if (!rc && t)
+			rc = perf_tcp_step(t, size, per_qp, &tr);
+		if (!rc)
+			perf_report_row(o, size, &r, t ? &tr : NULL);
+		tool_stats_free(&r.lat);
+		tool_stats_free(&tr.lat);
+		if (!o->sweep)
+			break;
+	}
+	perf_tcp_close(t);
+	perf_client_close(c);
+	return rc ? 1 : 0;
+}
+
+/* ---- loopback: the server on a thread ------------------------------------ */
+
+struct loopback {
+	struct perf_opts o;
+	int ready_fd;
+	int rc;
+	atomic_bool client_gone;
+};
+
+static void *loopback_server(void *arg)
+{
+	struct loopback *l = arg;
+
+	l->rc = perf_server_run(&l->o, l->ready_fd);
+	close(l->ready_fd); /* a client still waiting for ports learns */
+	return NULL;
+}
+
+/* The server's two ports, "IWPORT TCPPORT", within the timeout. */
+static int server_ports(int fd, int ms, char *iw, char *tcp)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	char ports[32];
+
+	if (poll(&p, 1, ms) != 1 ||
+	    read(fd, ports, sizeof(ports)) != sizeof(ports) ||
+	    sscanf(ports, "%15s %15s", iw, tcp) != 2)
+		return perf_fail("the loopback server did not start");
+	return 0;
+}
+
+/* Server and client in one process on 127.0.0.1, as iwarp-ping does. */
+static int run_loopback(struct perf_opts *o)
+{
+	struct loopback l = { .o = *o };
+	char iw_port[16], tcp_port[16];
+	pthread_t th;
+	int fds[2], rc;
+
+	if (pipe2(fds, O_CLOEXEC)) {
+		perf_fail("pipe: %s", strerror(errno));
+		return 1;
+	}
+	l.o.loopback = true;
+	l.o.client_gone = &l.client_gone;
+	l.ready_fd = fds[1];
+	if (pthread_create(&th, NULL, loopback_server, &l)) {
+		close(fds[0]);
+		close(fds[1]);
+		perf_fail("cannot start the server thread");
+		return 1;
+	}
+	rc = server_ports(fds[0], 2 * o->timeout_ms, iw_port, tcp_port);
+	if (!rc) {
+		o->host = "127.0.0.1";
+		o->port = iw_port;
+		rc = run_client(o, tcp_port);
+	}
+	atomic_store(&l.client_gone, true);
+	pthread_join(th, NULL);
+	close(fds[0]);
+	return rc || l.rc ? 1 : 0;
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " PERF_PROG " [options]            serve one client run, then exit\n"
+"       " PERF_PROG " [options] HOST       measure against HOST's server\n"
+"       " PERF_PROG " --loopback [options] both, in one process, on 127.0.0.1\n"
+"\n"
+"  -m, --mode bw|lat|rate   bandwidth (default), latency, or message rate\n"
+"                           (bw's pattern, one completion per DEPTH/4)\n"
+"  -t, --test send|write|read\n"
+"                           Send/Receive (default), RDMA Write, RDMA Read\n"
+"  -s, --size SIZE          message size in octets, k/m suffixes (default\n"
+"                           64k for bw, 64 for rate, 2 for lat)\n"
+"  -a, --all                every power of two from 2 octets to 8 MiB\n"
+"  -n, --iters N            operations per QP and size (default 5000 bw,\n"
+"                           100000 rate, 1000 lat; at most ~1 GiB a size)\n"
+"      --duration SECONDS   run each size this long instead\n"
+"  -q, --qps N              connections in parallel, results summed (1)\n"
+"  -D, --depth DEPTH        work requests outstanding per QP (128; lat: 1)\n"
+"  -p, --port PORT          iWARP port (18515); the server also listens on\n"
+"                           TCP port PORT+1 for the --tcp comparison\n"
+"      --tcp                repeat each size over a TCP socket; print its\n"
+"                           figures and the ratio libiwarp/TCP (Gbit/s;\n"
+"                           lat: p50 latency)\n"
+"      --json               one JSON object per row, one per line\n"
+"  -e, --event              sleep on completion events instead of polling\n"
+"                           (write lat still watches memory, as it must)\n"
+"      --crc on|off|follow, --markers on|off|follow, --mpa-rev 1|2\n"
+"      --timeout SECONDS    bound of every wait (10)\n"
+"      --max-size SIZE      server: largest buffer it registers (1g)\n"
+"  -d, --debug              libiwarp's debug log on stderr\n"
+"  -h, --help\n");
+}
+
+enum {
+	OPT_DURATION = 256, OPT_CRC, OPT_MARKERS, OPT_MPA_REV, OPT_TCP,
+	OPT_JSON, OPT_LOOPBACK, OPT_TIMEOUT, OPT_MAX_SIZE,
+};
+
+static const struct option longopts[] = {
+	{ "mode", required_argument, NULL, 'm' },
+	{ "test", required_argument, NULL, 't' },
+	{ "size", required_argument, NULL, 's' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "iters", required_argument, NULL, 'n' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "qps", required_argument, NULL, 'q' },
+	{ "depth", required_argument, NULL, 'D' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "event", no_argument, NULL, 'e' },
+	{ "debug", no_argument, NULL, 'd' },
+	{ "crc", required_argument, NULL, OPT_CRC },
+	{ "markers", required_argument, NULL, OPT_MARKERS },
+	{ "mpa-rev", required_argument, NULL, OPT_MPA_REV },
+	{ "tcp", no_argument, NULL, OPT_TCP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "loopback", no_argument, NULL, OPT_LOOPBACK },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 }
+};
+
+static bool parse_word(const char *w, const char *const *words, int n,
+		       int *out)
+{
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(w, words[i])) {
+			*out = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A bad option in one line; the exit status for it. */
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PERF_PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
+
+/* A whole number in [@min, @max]. */
+static bool parse_num(const char *w, uint64_t min, uint64_t max,
+		      uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(w, &end, 0);
+	if (errno || *end || end == w || w[0] == '-' || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* One option; returns 0, or the exit status for a bad one. */
+static int take_option(struct perf_opts *o, int opt, const char *arg,
+		       bool *size_set)
+{
+	static const char *const modes[] = { "bw", "lat", "rate" };
+	static const char *const tests[] = { "send", "write", "read" };
+	uint64_t v;
+	int w;
+
+	switch (opt) {
+	case 'm':
+		if (!parse_word(arg, modes, 3, &w))
+			return bad("-m takes bw, lat or rate");
+		o->mode = (enum perf_mode)w;
+		break;
+	case 't':
+		if (!parse_word(arg, tests, 3, &w))
+			return bad("-t takes send, write or read");
+		o->test = (enum perf_test)w;
+		break;
+	case 's':
+		if (!tool_parse_size(arg, &o->size) || o->size == 0 ||
+		    o->size > UINT32_MAX)
+			return bad("bad size %s: 1 octet to 4 GiB - 1",
+					 arg);
+		*size_set = true;
+		break;
+	case 'a':
+		o->sweep = true;
+		break;
+	case 'n':
+		if (!parse_num(arg, 1, 1ull << 40, &o->iters))
+			return bad("bad iteration count %s", arg);
+		break;
+	case OPT_DURATION:
+		o->duration = strtod(arg, NULL);
+		if (!(o->duration > 0 && o->duration <= 86400))
+			return bad("bad duration %s", arg);
+		break;
+	case 'q':
+		if (!parse_num(arg, 1, PERF_MAX_QPS, &v))
+			return bad("-q takes 1 to %u", PERF_MAX_QPS);
+		o->qps = (uint32_t)v;
+		break;
+	case 'D':
+		if (!parse_num(arg, 1, PERF_MAX_DEPTH, &v))
+			return bad("-D takes 1 to %u", PERF_MAX_DEPTH);
+		o->depth = (uint32_t)v;
+		break;
+	case 'p':
+		if (!parse_num(arg, 1, 65534, &v))
+			return bad("-p takes a port number below 65535 "
+					 "(PORT+1 is the TCP one)");
+		o->port = arg;
+		break;
+	case OPT_CRC:
+		if (!tool_parse_pref(arg, &o->mpa.crc))
+			return bad("--crc takes on, off or follow");
+		break;
+	case OPT_MARKERS:
+		if (!tool_parse_pref(arg, &o->mpa.markers))
+			return bad("--markers takes on, off or follow");
+		break;
+	case OPT_MPA_REV:
+		if (!parse_num(arg, 1, 2, &v))
+			return bad("--mpa-rev takes 1 or 2");
+		o->mpa.revision = (uint8_t)v;
+		break;
+	case OPT_TIMEOUT:
+		if (!parse_num(arg, 1, 3600, &v))
+			return bad("--timeout takes 1 to 3600 seconds");
+		o->timeout_ms = (int)v * 1000;
+		break;
+	case OPT_MAX_SIZE:
+		if (!tool_parse_size(arg, &o->max_size) || !o->max_size)
+			return bad("bad size %s", arg);
+		break;
+	case 'e':
+		o->event = true;
+		break;
+	case 'd':
+		o->debug = true;
+		break;
+	case OPT_TCP:
+		o->tcp = true;
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	case OPT_LOOPBACK:
+		o->loopback = true;
+		break;
+	default:
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* Defaults that depend on the mode, and the combinations that make no sense. */
+static int settle(struct perf_opts *o, bool size_set, bool depth_set)
+{
+	if (o->sweep && size_set)
+		return bad("-a and -s exclude each other");
+	if (o->iters && o->duration)
+		return bad("-n and --duration exclude each other");
+	if (o->sweep)
+		o->size = PERF_SWEEP_MAX;
+	else if (!size_set)
+		o->size = o->mode == PERF_BW ? 65536 : o->mode == PERF_RATE ? 64
+									    : 2;
+	if (o->mode == PERF_LAT && depth_set && o->depth != 1)
+		return bad("lat runs one operation at a time: no -D");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct perf_opts o = {
+		.qps = 1, .depth = 128, .port = PERF_PORT,
+		.timeout_ms = DEFAULT_TIMEOUT_MS, .max_size = PERF_SERVER_MAX,
+	};
+	bool size_set = false, depth_set = false;
+	int opt, rc;
+
+	iw_mpa_opts_default(&o.mpa);
+	while ((opt = getopt_long(argc, argv, "m:t:s:an:q:D:p:edh", longopts,
+				  NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		depth_set |= opt == 'D';
+		rc = take_option(&o, opt, optarg, &size_set);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc - 1 || (o.loopback && optind < argc)) {
+		usage(stderr);
+		return 2;
+	}
+	o.host = optind < argc ? argv[optind] : NULL;
+	rc = settle(&o, size_set, depth_set);
+	if (rc)
+		return rc;
+	if (o.loopback)
+		return run_loopback(&o);
+	if (o.host) {
+		char tcp_port[24];
+
+		snprintf(tcp_port, sizeof(tcp_port), "%ld",
+			 strtol(o.port, NULL, 10) + 1);
+		return run_client(&o, tcp_port);
+	}
+	return perf_server_run(&o, -1);
+}

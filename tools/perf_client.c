@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iwarp-perf, the client over libiwarp: connects one QP per -q, tells the
+ * server the test in the MPA private data, and for each size runs a step:
+ * STEP/READY (untimed), the pattern, then END/DONE.
+ *
+ *  bw, rate   DEPTH work requests kept outstanding per QP, posted as
+ *             chains; every one signaled (bw) or the last of each chain
+ *             and every DEPTH/4th (rate: RFC 5040 send queue completions
+ *             are in order, so one completion covers those before it).
+ *             Send and Write completions only mean "handed to TCP": the
+ *             time stops when DONE answers the zero-length END, which the
+ *             server sends after everything before it arrived.  Sends are
+ *             never posted beyond the receives the server granted
+ *             (CREDIT), since iWARP has no receiver-not-ready retry: a
+ *             Send without a receive ends the stream (RFC 5040 7.2).
+ *  lat        Send answered by Send; Write answered by Write, each side
+ *             watching the last octet of its buffer (perftest's
+ *             write_lat); Read, one at a time.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perf.h"
+
+#define BATCH 64
+
+struct perf_client {
+	struct perf_dev d;
+	const struct perf_opts *o;
+	uint32_t session;
+	uint32_t depth;
+	uint32_t sig; /* rate: at least one completion per this many */
+	uint8_t op;   /* enum iw_wr_opcode of the data work requests */
+	bool send_recv_data; /* send lat: replies land in the data buffer */
+	struct perf_result *r;
+	uint64_t bytes_sent[PERF_MAX_QPS];
+	uint64_t msgs_sent[PERF_MAX_QPS];
+	double t_last; /* the latest completion of the pattern */
+	char conn[160];
+};
+
+static const char *pref_word(enum iw_mpa_pref p)
+{
+	return p == IW_MPA_ON ? "on" : p == IW_MPA_OFF ? "off" : "follow";
+}
+
+/* The last octet's value in iteration @i: never 0, the buffers' start. */
+static uint8_t lat_mark(uint64_t i)
+{
+	return (uint8_t)(i % 255 + 1);
+}
+
+/* ---- completions --------------------------------------------------------- */
+
+/*
+ * Completions of data work requests: the one for sequence number @seq
+ * covers every earlier one.  Each gets its post-to-completion latency;
+ * bytes come from the completion and, for the unsignaled ones it covers,
+ * from the length they were posted with.
+ */
+static void data_done(struct perf_client *c, struct perf_ep *e,
+		      const struct iw_wc *wc, double now)
+{
+	uint64_t seq = PERF_WR_SEQ(wc->wr_id);
+	size_t size = e->sge[0].length;
+	/* a ping's completion is no operation of its own: its pong is */
+	bool op = c->o->mode != PERF_LAT || c->op == IW_WR_RDMA_READ;
+
+	for (uint64_t s = e->completed; s <= seq; s++) {
+		if (op)
+			tool_stats_add(&c->r->lat,
+				       now - e->post_us[s % c->depth]);
+		c->r->bytes += s == seq ? wc->byte_len : size;
+		c->r->iters += op;
+	}
+	e->completed = seq + 1;
+	if (op)
+		c->t_last = now;
+}
+
+/* A control message arrived: a grant of receives, or the server's reply. */
+static int ctrl_arrived(struct perf_client *c, struct perf_ep *e,
+			const struct iw_wc *wc)
+{
+	uint64_t slot = PERF_WR_SEQ(wc->wr_id);
+	const uint8_t *p = wc->wr_id & PERF_WR_CTRL
+				   ? e->ctrl + slot * PERF_SLOT_LEN
+				   : e->buf;
+	struct perf_ctrl m;
+
+	if (perf_ctrl_decode(p, wc->byte_len, &m))
+		return perf_fail("%s: a control message iwarp-perf does not "
+				 "know (%u octets)",
+				 c->d.where, wc->byte_len);
+	if (m.type == PERF_CREDIT) {
+		if (m.count > e->credits)
+			e->credits = m.count;
+		return 0;
+	}
+	e->reply = m;
+	e->got_reply = true;
+	return 0;
+}
+
+/* Puts back the receive a message used. */
+static int repost(struct perf_ep *e, const struct iw_wc *wc)
+{
+	if (wc->wr_id & PERF_WR_CTRL)
+		return perf_post_ctrl_recv(e, (uint32_t)PERF_WR_SEQ(wc->wr_id));
+	return perf_post_data_recv(e, 1);
+}
+
+/*
+ * Handles one completion.  Send lat replies (data Sends to us) are left
+ * to the caller: returns 1 for them, 0 for the rest, -1 on failure.
+ */
+static int handle_wc(struct perf_client *c, const struct iw_wc *wc,
+		     double now)
+{
+	uint32_t i = PERF_WR_EP(wc->wr_id);
+	struct perf_ep *e;
+
+	if (wc->status != IW_WC_SUCCESS)
+		return perf_wc_failed(&c->d, wc);
+	if (i >= c->d.n_ep)
+		return perf_fail("a completion for no QP of ours");
+	e = &c->d.ep[i];
+	if (!(wc->wr_id & PERF_WR_RECV)) {
+		if (!(wc->wr_id & PERF_WR_CTRL))
+			data_done(c, e, wc, now);
+		return 0;
+	}
+	/* read a control message before its receive goes back */
+	if ((wc->wc_flags & IW_WC_SOLICITED) && ctrl_arrived(c, e, wc))
+		return -1;
+	if (repost(e, wc))
+		return -1;
+	return wc->wc_flags & IW_WC_SOLICITED ? 0 : 1;
+}
+
+/* Polls once without waiting and handles what came. */
+static int drain(struct perf_client *c)
+{
+	struct iw_wc wc[BATCH];
+	int n = iw_poll_cq(c->d.cq, BATCH, wc);
+	double now = tool_now_us();
+
+	if (n < 0)
+		return perf_fail("poll: %s", iw_strerror(n));
+	for (int k = 0; k < n; k++)
+		if (handle_wc(c, &wc[k], now) < 0)
+			return -1;
+	return n;
+}
+
+/* Waits (bounded) for completions and handles them; returns how many. */
+static int wait_some(struct perf_client *c, const char *what)
+{
+	struct iw_wc wc[BATCH];
+	int n = perf_poll(&c->d, wc, BATCH, c->o->timeout_ms, 0);
+	double now = tool_now_us();
+
+	if (n == 0)
+		return perf_fail("%s: no %s within %d s", c->d.where, what,
+				 c->o->timeout_ms / 1000);
+	if (n < 0)
+		return -1;
+	for (int k = 0; k < n; k++)
+		if (handle_wc(c, &wc[k], now) < 0)
+			return -1;
+	return n;
+}
+
+/* Every QP's reply of @type; *@when is the time the last one came. */
+static int await_replies(struct perf_client *c, uint8_t type, double *when)
+{
+	for (;;) {
+		uint32_t got = 0;
+
+		for (uint32_t i = 0; i < c->d.n_ep; i++) {
+			struct perf_ep *e = &c->d.ep[i];
+
+			if (e->got_reply && e->reply.type != type)
+				return perf_fail("%s: control message %u where "
+						 "%u was due",
+						 c->d.where, e->reply.type,
+						 type);
+			got += e->got_reply;
+		}
+		if (got == c->d.n_ep)
+			break;
+		if (wait_some(c, type == PERF_READY ? "READY" : "DONE") < 0)
+			return -1;
+	}
+	if (when)
+		*when = tool_now_us();
+	for (uint32_t i = 0; i < c->d.n_ep; i++)
+		c->d.ep[i].got_reply = false;
+	return 0;
+}
+
+/* ---- the patterns -------------------------------------------------------- */
+
+/* The rings a QP posts from: one work request per slot, all alike. */
+static void ring_init(struct perf_client *c, struct perf_ep *e, size_t size)
+{
+	bool read = c->op == IW_WR_RDMA_READ;
+
+	for (uint32_t i = 0; i < c->depth; i++) {
+		e->sge[i] = (struct iw_sge){
+			(uintptr_t)(read ? e->buf : e->src), (uint32_t)size,
+			read ? e->buf_mr->lkey : e->src_mr->lkey };
+		e->wr[i] = (struct iw_send_wr){
+			.sg_list = &e->sge[i], .num_sge = 1, .opcode = c->op,
+			.rdma = { e->raddr, e->rkey },
+			.next = &e->wr[(i + 1) % c->depth],
+		};
+	}
+	e->posted = e->completed = 0;
+}
+
+/* How many more work requests @e may post now. */
+static uint64_t room(struct perf_client *c, struct perf_ep *e)
+{
+	uint64_t n = c->depth - (e->posted - e->completed);
+
+	if (e->target - e->posted < n)
+		n = e->target - e->posted;
+	if (c->o->test == PERF_SEND && c->o->mode != PERF_LAT &&
+	    e->credits - e->consumed < n)
+		n = e->credits - e->consumed;
+	return n;
+}
+
+/*
+ * Posts @n work requests as one chain, cut from the ring where the last
+ * one is and mended afterwards.
+ */
+static int post_chain(struct perf_client *c, struct perf_ep *e, uint32_t n,
+		      double now)
+{
+	uint32_t first = (uint32_t)(e->posted % c->depth);
+	uint32_t last = (uint32_t)((e->posted + n - 1) % c->depth);
+	struct iw_send_wr *keep, *bad;
+	int rc;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t seq = e->posted + k;
+		uint32_t i = (uint32_t)(seq % c->depth);
+		bool sig = c->o->mode != PERF_RATE || k == n - 1 ||
+			   (seq + 1) % c->sig == 0;
+
+		e->wr[i].wr_id = PERF_WR_ID(0, e->index, seq);
+		e->wr[i].send_flags = sig ? IW_SEND_SIGNALED : 0;
+		e->post_us[i] = now;
+	}
+	keep = e->wr[last].next;
+	e->wr[last].next = NULL;
+	rc = iw_post_send(e->qp, &e->wr[first], &bad);
+	e->wr[last].next = keep;
+	if (rc)
+		return perf_fail("post: %s", iw_strerror(rc));
+	e->posted += n;
+	if (c->op == IW_WR_SEND)
+		e->consumed += n;
+	c->msgs_sent[e->index] += n;
+	c->bytes_sent[e->index] += (uint64_t)n * e->sge[0].length;
+	return 0;
+}
+
+/*
+ * bw and rate (and read lat, at depth 1): keeps every QP's depth full
+ * until its target is posted, or the duration is over; then waits for
+ * the last completions.
+ */
+static int stream(struct perf_client *c, uint64_t iters, double t0)
+{
+	double stop = c->o->duration ? t0 + c->o->duration * 1e6 : 0;
+
+	for (uint32_t i = 0; i < c->d.n_ep; i++)
+		c->d.ep[i].target = iters ? iters : UINT64_MAX;
+	for (;;) {
+		double now = tool_now_us();
+		bool busy = false, left = false;
+
+		for (uint32_t i = 0; i < c->d.n_ep; i++) {
+			struct perf_ep *e = &c->d.ep[i];
+			uint64_t n;
+
+			if (stop && now >= stop && e->target > e->posted)
+				e->target = e->posted;
+			n = room(c, e);
+			if (n) {
+				if (post_chain(c, e, (uint32_t)n, now))
+					return -1;
+				busy = true;
+			}
+			left |= e->completed < e->target;
+		}
+		if (!left)
+			return 0;
+		if ((busy ? drain(c) : wait_some(c, "completion")) < 0)
+			return -1;
+	}
+}
+
+/* Send lat and write lat: one ping per QP in flight. */
+static int ping(struct perf_client *c, struct perf_ep *e, uint64_t i)
+{
+	if (c->op == IW_WR_RDMA_WRITE) {
+		e->expect = lat_mark(i);
+		e->src[e->sge[0].length - 1] = e->expect;
+	}
+	e->t0 = tool_now_us();
+	return post_chain(c, e, 1, e->t0);
+}
+
+/* A pong came back: half its round trip is the latency, as perftest says. */
+static int pong(struct perf_client *c, struct perf_ep *e, double now)
+{
+	tool_stats_add(&c->r->lat, (now - e->t0) / 2);
+	c->r->iters++;
+	c->t_last = now;
+	if (++e->target == e->posted && !e->done)
+		return ping(c, e, e->target);
+	return 0;
+}
+
+/* Write lat: looks at the last octet of each buffer a pong lands in. */
+static int watch_marks(struct perf_client *c)
+{
+	int seen = 0;
+
+	for (uint32_t i = 0; i < c->d.n_ep; i++) {
+		struct perf_ep *e = &c->d.ep[i];
+		uint8_t *mark = e->buf + e->sge[0].length - 1;
+
+		if (e->target < e->posted &&
+		    __atomic_load_n(mark, __ATOMIC_ACQUIRE) == e->expect) {
+			seen++;
+			if (pong(c, e, tool_now_us()))
+				return -1;
+		}
+	}
+	return seen;
+}
+
+/*
+ * Ping-pong on every QP at once until each has done @iters (or the
+ * duration is over), then until our own work requests have completed.
+ * e->target counts pongs here.
+ */
+static int ping_pong(struct perf_client *c, uint64_t iters, double t0)
+{
+	double stop = c->o->duration ? t0 + c->o->duration * 1e6 : 0;
+	double idle_since = t0;
+	bool write = c->op == IW_WR_RDMA_WRITE;
+
+	for (uint32_t i = 0; i < c->d.n_ep; i++) {
+		struct perf_ep *e = &c->d.ep[i];
+
+		e->target = 0;
+		e->done = false;
+		if (ping(c, e, 0))
+			return -1;
+	}
+	for (unsigned int round = 1;; round++) {
+		struct iw_wc wc[BATCH];
+		double now = tool_now_us();
+		bool left = false;
+		int n, seen = 0;
+
+		for (uint32_t i = 0; i < c->d.n_ep; i++) {
+			struct perf_ep *e = &c->d.ep[i];
+
+			e->done |= (stop && now >= stop) ||
+				   (iters && e->posted >= iters);
+			left |= e->target < e->posted ||
+				e->completed < e->posted;
+		}
+		if (!left)
+			return 0;
+		if (write) {
+			seen = watch_marks(c);
+			n = seen < 0 ? -1 : iw_poll_cq(c->d.cq, BATCH, wc);
+		} else {
+			n = perf_poll(&c->d, wc, BATCH, c->o->timeout_ms, 0);
+			if (n == 0)
+				return perf_fail("%s: no answer within %d s",
+						 c->d.where,
+						 c->o->timeout_ms / 1000);
+		}
+		if (n < 0)
+			return -1;
+		now = tool_now_us();
+		for (int k = 0; k < n; k++) {
+			int rc = handle_wc(c, &wc[k], now);
+
+			if (rc == 1)
+				rc = pong(c, &c->d.ep[PERF_WR_EP(wc[k].wr_id)],
+					  now);
+			if (rc < 0)
+				return -1;
+		}
+		if (!write)
+			continue;
+		if (seen || n)
+			idle_since = now;
+		else if (now - idle_since > c->o->timeout_ms * 1000.0)
+			return perf_fail("%s: no answer within %d s",
+					 c->d.where, c->o->timeout_ms / 1000);
+		else
+			sched_yield();
+		if (!(round & 1023) && perf_check_cm(&c->d, 0))
+			return -1;
+	}
+}
+
+/* ---- a step -------------------------------------------------------------- */
+
+/*
+ * A control message to the server, once it has a receive for it: in send
+ * tests every receive is granted (CREDIT), except in lat, where the one
+ * ping in flight never outruns the receives the server keeps posted.
+ */
+static int send_ctrl(struct perf_client *c, struct perf_ep *e,
+		     const struct perf_ctrl *m)
+{
+	while (c->o->test == PERF_SEND && c->o->mode != PERF_LAT &&
+	       e->consumed >= e->credits)
+		if (wait_some(c, "receive credit") < 0)
+			return -1;
+	if (perf_send_ctrl(e, m, !m))
+		return -1;
+	e->consumed++;
+	return 0;
+}
+
+/* Sends the zero-length END on every QP and waits for DONE. */
+static int finish(struct perf_client *c, double *when)
+{
+	for (uint32_t i = 0; i < c->d.n_ep; i++)
+		if (send_ctrl(c, &c->d.ep[i], NULL))
+			return -1;
+	return await_replies(c, PERF_DONE, when);
+}
+
+/* In send tests the server counted what arrived; it must be what we sent. */
+static int check_done(struct perf_client *c)
+{
+	for (uint32_t i = 0; i < c->d.n_ep; i++) {
+		struct perf_ep *e = &c->d.ep[i];
+
+		if (c->o->test != PERF_SEND)
+			continue;
+		if (e->reply.count != c->msgs_sent[i] ||
+		    e->reply.bytes != c->bytes_sent[i])
+			return perf_fail("%s: QP %u: the server received %llu "
+					 "messages, %llu octets; %llu and %llu "
+					 "were sent",
+					 c->d.where, i,
+					 (unsigned long long)e->reply.count,
+					 (unsigned long long)e->reply.bytes,
+					 (unsigned long long)c->msgs_sent[i],
+					 (unsigned long long)c->bytes_sent[i]);
+	}
+	return 0;
+}
+
+/* Announces the step on every QP and waits until the server is ready. */
+static int begin(struct perf_client *c, size_t size, uint64_t iters)
+{
+	struct perf_ctrl m = { .type = PERF_STEP, .size = (uint32_t)size,
+			       .count = c->o->duration ? 0 : iters };
+
+	for (uint32_t i = 0; i < c->d.n_ep; i++) {
+		struct perf_ep *e = &c->d.ep[i];
+
+		ring_init(c, e, size);
+		c->msgs_sent[i] = c->bytes_sent[i] = 0;
+		e->buf[size - 1] = 0; /* write lat watches it */
+		if (send_ctrl(c, e, &m))
+			return -1;
+	}
+	return await_replies(c, PERF_READY, NULL);
+}
+
+/*
+ * One size: @iters per QP (0 with --duration), into @r.  The time is
+ * from the first post to DONE for Sends and Writes in bw and rate, to
+ * the last completion or pong otherwise.  *@per_qp gets what each QP
+ * did, for the TCP run that repeats it.
+ */
+int perf_client_step(struct perf_client *c, size_t size, uint64_t iters,
+		     struct perf_result *r, uint64_t *per_qp)
+{
+	bool pingpong = c->o->mode == PERF_LAT && c->op != IW_WR_RDMA_READ;
+	double t0, t_done;
+	int rc;
+
+	c->r = r;
+	perf_stats_reserve(&r->lat, c->o->duration ? 0 : iters * c->d.n_ep);
+	if (begin(c, size, iters))
+		return -1;
+	t0 = c->t_last = tool_now_us();
+	rc = pingpong ? ping_pong(c, iters, t0) : stream(c, iters, t0);
+	if (rc || finish(c, &t_done) || check_done(c))
+		return -1;
+	if (c->o->mode != PERF_LAT && c->op != IW_WR_RDMA_READ)
+		c->t_last = t_done;
+	r->seconds = (c->t_last - t0) / 1e6;
+	for (uint32_t i = 0; i < c->d.n_ep; i++)
+		per_qp[i] = c->d.ep[i].posted;
+	return 0;
+}
+
+/* ---- connecting ---------------------------------------------------------- */
+
+/* The server's answer: its buffer, or its reason for saying no. */
+static int connected(struct perf_client *c, struct perf_ep *e,
+		     struct iw_cm_event *ev, size_t len)
+{
+	char why[PERF_REJ_MAX + 1], where[256];
+	struct perf_rep rep;
+
+	if (ev->event == IW_CM_EVENT_REJECTED &&
+	    perf_rej_decode(ev->private_data, ev->private_data_len, why,
+			    sizeof(why)))
+		return perf_fail("%s refused: %s", c->d.where, why);
+	if (ev->event != IW_CM_EVENT_ESTABLISHED) {
+		/* a refused handshake: say what we asked for */
+		if (ev->event == IW_CM_EVENT_REJECTED ||
+		    ev->event == IW_CM_EVENT_CONNECT_ERROR)
+			snprintf(where, sizeof(where),
+				 "%s (we asked MPA rev %u, CRC %s, markers %s)",
+				 c->d.where, c->o->mpa.revision,
+				 pref_word(c->o->mpa.crc),
+				 pref_word(c->o->mpa.markers));
+		else
+			snprintf(where, sizeof(where), "%s", c->d.where);
+		perf_explain(where, ev);
+		return -1;
+	}
+	if (perf_rep_decode(ev->private_data, ev->private_data_len, &rep))
+		return perf_fail("%s is not an iwarp-perf server (its MPA "
+				 "Reply carries %u octets of private data)",
+				 c->d.where, ev->private_data_len);
+	if (rep.len < len)
+		return perf_fail("%s offers %llu octets, %zu are needed",
+				 c->d.where, (unsigned long long)rep.len, len);
+	e->raddr = rep.addr;
+	e->rkey = rep.rkey;
+	e->rlen = rep.len;
+	e->credits = rep.credits;
+	e->consumed = 0;
+	e->up = true;
+	perf_ep_touch(e);
+	return 0;
+}
+
+/* Connects QP @e, the test's parameters in the private data. */
+static int connect_ep(struct perf_client *c, struct perf_ep *e, size_t len)
+{
+	const struct perf_opts *o = c->o;
+	struct perf_req q = {
+		.mode = (uint8_t)o->mode, .test = (uint8_t)o->test,
+		.tcp = o->tcp, .session = c->session,
+		.qp_index = (uint16_t)e->index, .qp_count = (uint16_t)o->qps,
+		.depth = c->depth, .buf_len = len,
+		.sink_addr = (uintptr_t)e->buf, .sink_rkey = e->buf_mr->rkey,
+	};
+	uint8_t pd[PERF_REQ_LEN];
+	struct iw_conn_param cp = {
+		.private_data = pd, .private_data_len = sizeof(pd),
+		.ird = 1,
+		.ord = (uint16_t)(o->test == PERF_READ ? c->depth : 1),
+	};
+	struct iw_cm_event *ev;
+	int rc;
+
+	perf_req_encode(&q, pd);
+	e->id = iw_create_id(c->d.ch, e);
+	if (!e->id || iw_set_mpa_opts(e->id, &o->mpa))
+		return perf_fail("bad MPA options");
+	rc = iw_connect(e->id, o->host, o->port, e->qp, &cp);
+	if (rc)
+		return perf_fail("cannot connect to %s: %s", c->d.where,
+				 iw_strerror(rc));
+	ev = tool_event(c->d.ch, 2 * o->timeout_ms);
+	if (!ev)
+		return perf_fail("no answer from %s within %d s", c->d.where,
+				 2 * o->timeout_ms / 1000);
+	rc = connected(c, e, ev, len);
+	iw_ack_cm_event(ev);
+	return rc;
+}
+
+/*
+ * Opens the device and connects -q QPs, each with memory for the largest
+ * size: a sink the server may write to, a source, and receives posted
+ * before the connection so nothing the server sends finds none.
+ */
+int perf_client_open(struct perf_client **cp, const struct perf_opts *o)
+{
+	struct perf_client *c = calloc(1, sizeof(*c));
+	uint32_t send_wr, recv_wr = PERF_CTRL_SLOTS;
+	/* control messages may land in a buffer that receives data */
+	size_t len = o->size > PERF_SLOT_LEN ? o->size : PERF_SLOT_LEN;
+
+	*cp = c;
+	if (!c)
+		return perf_fail("out of memory");
+	c->o = o;
+	c->depth = o->mode == PERF_LAT ? 1 : o->depth;
+	c->sig = c->depth / 4 ? c->depth / 4 : 1;
+	c->op = o->test == PERF_SEND    ? IW_WR_SEND
+		: o->test == PERF_WRITE ? IW_WR_RDMA_WRITE
+					: IW_WR_RDMA_READ;
+	c->send_recv_data = o->mode == PERF_LAT && o->test == PERF_SEND;
+	c->session = (uint32_t)getpid() ^ (uint32_t)tool_now_us();
+	/* STEP goes before the data, END after it: one slot is enough */
+	send_wr = c->depth + 8 < 16384 ? c->depth + 8 : 16384;
+	if (perf_dev_open(&c->d, o) ||
+	    perf_dev_endpoints(&c->d, o->qps, c->depth, send_wr, recv_wr))
+		return -1;
+	snprintf(c->d.where, sizeof(c->d.where), "%s:%s", o->host, o->port);
+	for (uint32_t i = 0; i < o->qps; i++) {
+		struct perf_ep *e = &c->d.ep[i];
+		int rc = perf_ep_memory(&c->d, e, len, true);
+
+		if (rc)
+			return perf_fail("cannot register 2 x %zu octets: %s",
+					 len, iw_strerror(rc));
+		if (perf_ep_qp(&c->d, e, send_wr, recv_wr) ||
+		    perf_ep_step_alloc(e, c->depth))
+			return -1;
+		if (c->send_recv_data)
+			rc = perf_post_data_recv(e, 8);
+		for (uint32_t s = 0; !c->send_recv_data && s < recv_wr && !rc;
+		     s++)
+			rc = perf_post_ctrl_recv(e, s);
+		if (rc || connect_ep(c, e, len))
+			return -1;
+	}
+	perf_describe(&c->d, c->conn, sizeof(c->conn));
+	return 0;
+}
+
+/* How the connections came out, for the header. */
+void perf_client_header(struct perf_client *c, char *out, size_t len)
+{
+	snprintf(out, len, "%s", c->conn);
+}
+
+/* Disconnects (the server sees a clean close) and frees everything. */
+void perf_client_close(struct perf_client *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < c->d.n_ep; i++) {
+		struct perf_ep *e = &c->d.ep[i];
+		struct iw_cm_event *ev;
+
+		if (!e->up)
+			continue;
+		iw_disconnect(e->id);
+		ev = tool_event(c->d.ch, c->o->timeout_ms);
+		if (ev)
+			iw_ack_cm_event(ev);
+		e->up = false;
+	}
+	perf_dev_close(&c->d);
+	free(c);
+}
