@@ -63,6 +63,7 @@ struct tp_conn {
 	void *arg;
 	bool connecting;
 	int connect_err; /* connect() failed at once: its errno */
+	bool rx_resync;	 /* the last read filled the buffer */
 	bool write_armed;
 	bool shut; /* no more callbacks into the owner */
 	bool eof_seen;
