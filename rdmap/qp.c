@@ -109,8 +109,13 @@ static int refuse_queued_reads(struct rdmap_qp *qp)
 	return 0;
 }
 
-/* FPDUs built ahead of the socket: enough for one large writev. */
-#define FPDU_RING 16
+/*
+ * FPDUs built ahead of the socket: enough for one large writev of small
+ * messages.  With markers each FPDU needs many more pieces, and a large
+ * one fills a writev on its own.
+ */
+#define FPDU_RING 128
+#define FPDU_RING_MARKERS 16
 
 /*
  * Enters RTS with what the MPA handshake settled.  The queues for Reads
@@ -127,7 +132,7 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	qp->conn = *conn;
 	qp->ord_q = calloc(conn->ord ? conn->ord : 1, sizeof(*qp->ord_q));
 	qp->ird_q = calloc(conn->ird ? conn->ird : 1, sizeof(*qp->ird_q));
-	qp->n_fpdus = FPDU_RING;
+	qp->n_fpdus = conn->markers_tx ? FPDU_RING_MARKERS : FPDU_RING;
 	/* header, up to max_sge payload pieces, markers, pad and CRC */
 	qp->fpdu_iov_max = (size_t)mpa_tx_iov_max((int)qp->attr.max_sge + 1,
 						  conn->mulpdu,

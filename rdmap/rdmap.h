@@ -282,6 +282,7 @@ struct rdmap_qp {
 	uint32_t n_fpdus, fpdu_head, fpdu_count;
 	size_t fpdu_iov_max;
 	size_t tx_off; /* octets of the head FPDU already written */
+	size_t fpdu_bytes; /* wire octets of the built FPDUs */
 	bool tx_open;  /* the peer's first FPDU (or RTR) has arrived */
 	bool tx_started; /* an octet of our first FPDU has left */
 	bool rtr_sent;

@@ -224,6 +224,7 @@ static int build_fpdu(struct rdmap_qp *qp)
 		return cnt;
 	fp->n_wire = cnt;
 	fp->wire_len = ddp_iov_len(fp->wire, cnt);
+	qp->fpdu_bytes += fp->wire_len;
 	fp->completes_sq = -1;
 	fp->ird_done = 0;
 	fp->terminate = false;
@@ -240,10 +241,14 @@ static int build_fpdu(struct rdmap_qp *qp)
 	return 0;
 }
 
+/* No more is built ahead than one writev takes. */
+#define TX_AHEAD_BYTES (1u << 20)
+
 /* Builds FPDUs ahead while there is room and something to send. */
 static void build_ahead(struct rdmap_qp *qp)
 {
-	while (qp->fpdu_count < qp->n_fpdus) {
+	while (qp->fpdu_count < qp->n_fpdus &&
+	       qp->fpdu_bytes < TX_AHEAD_BYTES) {
 		int rc;
 
 		if (qp->msg.kind == TX_NONE && !next_msg(qp))
@@ -329,6 +334,7 @@ void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 		struct rdmap_fpdu *fp = &qp->fpdus[qp->fpdu_head % qp->n_fpdus];
 
 		qp->tx_off -= fp->wire_len;
+		qp->fpdu_bytes -= fp->wire_len;
 		qp->fpdu_head++;
 		qp->fpdu_count--;
 		fpdu_sent(qp, fp);
@@ -349,8 +355,10 @@ void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial)
 		fp->completes_sq = -1;
 		fp->ird_done = 0;
 		qp->fpdu_count = 1;
+		qp->fpdu_bytes = fp->wire_len;
 		return;
 	}
 	qp->fpdu_count = 0;
+	qp->fpdu_bytes = 0;
 	qp->tx_off = 0;
 }

@@ -166,6 +166,9 @@ size_t pair_pump_one(struct pair *p, int from, size_t max)
 	if (k > 1 && rng_next(p->rng) % 4 == 0)
 		k = (size_t)rng_range(p->rng, 1, k);
 	rdmap_tx_advance(&s->qp, k);
+	/* what is built ahead is accounted for exactly */
+	require(s->qp.fpdu_count || s->qp.fpdu_bytes == 0,
+		"%zu octets built ahead, no FPDU", s->qp.fpdu_bytes);
 	if (s->wire && s->wire_len + k <= s->wire_cap) {
 		memcpy(s->wire + s->wire_len, buf, k);
 		s->wire_len += k;
