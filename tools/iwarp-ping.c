@@ -176,7 +176,7 @@ static int wait_for(struct ping *p, unsigned int want)
 			bool clean = ev->event == IW_CM_EVENT_DISCONNECTED;
 
 			if (!clean || !p->server)
-				tool_explain(PROG, p->where, ev);
+				tool_explain(PROG, p->where, ev, NULL);
 			iw_ack_cm_event(ev);
 			return clean && p->server ? 2 : 1;
 		}
@@ -280,7 +280,7 @@ static int run_client(struct ping *p)
 		return fail("no answer from %s", p->where);
 	}
 	if (ev->event != IW_CM_EVENT_ESTABLISHED) {
-		tool_explain(PROG, p->where, ev);
+		tool_explain(PROG, p->where, ev, &p->mpa);
 		iw_ack_cm_event(ev);
 		iw_destroy_id(id);
 		return 1;
@@ -417,7 +417,7 @@ static int run_server(struct ping *p)
 			ev = tool_event(p->ch, WAIT_MS);
 			if (!ev || ev->event != IW_CM_EVENT_ESTABLISHED) {
 				if (ev)
-					tool_explain(PROG, p->where, ev);
+					tool_explain(PROG, p->where, ev, NULL);
 				rc = 1;
 			}
 			if (ev)
@@ -584,5 +584,5 @@ int main(int argc, char **argv)
 		rc = p.server ? run_server(&p) : run_client(&p);
 	if (p.ctx)
 		close_device(&p);
-	return rc;
+	return rc ? 1 : 0;
 }

@@ -44,11 +44,6 @@ struct perf_client {
 	char conn[160];
 };
 
-static const char *pref_word(enum iw_mpa_pref p)
-{
-	return p == IW_MPA_ON ? "on" : p == IW_MPA_OFF ? "off" : "follow";
-}
-
 /* The last octet's value in iteration @i: never 0, the buffers' start. */
 static uint8_t lat_mark(uint64_t i)
 {
@@ -525,7 +520,7 @@ int perf_client_step(struct perf_client *c, size_t size, uint64_t iters,
 static int connected(struct perf_client *c, struct perf_ep *e,
 		     struct iw_cm_event *ev, size_t len)
 {
-	char why[PERF_REJ_MAX + 1], where[256];
+	char why[PERF_REJ_MAX + 1];
 	struct perf_rep rep;
 
 	if (ev->event == IW_CM_EVENT_REJECTED &&
@@ -533,17 +528,7 @@ static int connected(struct perf_client *c, struct perf_ep *e,
 			    sizeof(why)))
 		return perf_fail("%s refused: %s", c->d.where, why);
 	if (ev->event != IW_CM_EVENT_ESTABLISHED) {
-		/* a refused handshake: say what we asked for */
-		if (ev->event == IW_CM_EVENT_REJECTED ||
-		    ev->event == IW_CM_EVENT_CONNECT_ERROR)
-			snprintf(where, sizeof(where),
-				 "%s (we asked MPA rev %u, CRC %s, markers %s)",
-				 c->d.where, c->o->mpa.revision,
-				 pref_word(c->o->mpa.crc),
-				 pref_word(c->o->mpa.markers));
-		else
-			snprintf(where, sizeof(where), "%s", c->d.where);
-		perf_explain(where, ev);
+		perf_explain(c->d.where, ev, &c->o->mpa);
 		return -1;
 	}
 	if (perf_rep_decode(ev->private_data, ev->private_data_len, &rep))

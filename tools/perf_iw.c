@@ -244,10 +244,11 @@ int perf_send_ctrl(struct perf_ep *e, const struct perf_ctrl *c, bool empty)
 		  : 0;
 }
 
-void perf_explain(const char *where, const struct iw_cm_event *ev)
+void perf_explain(const char *where, const struct iw_cm_event *ev,
+		  const struct iw_mpa_opts *ours)
 {
 	if (first_word())
-		tool_explain(PERF_PROG, where, ev);
+		tool_explain(PERF_PROG, where, ev, ours);
 }
 
 /*
@@ -263,7 +264,7 @@ int perf_wc_failed(struct perf_dev *d, const struct iw_wc *wc)
 	if (wc->status == IW_WC_WR_FLUSH_ERR)
 		ev = tool_event(d->ch, 500);
 	if (ev) {
-		perf_explain(d->where, ev);
+		perf_explain(d->where, ev, NULL);
 		iw_ack_cm_event(ev);
 		return -1;
 	}
@@ -303,7 +304,7 @@ static int take_cm(struct perf_dev *d, bool closing)
 			snprintf(where, sizeof(where), "%s%s", d->where,
 				 e && e->stepping ? " in the middle of a step"
 						  : "");
-			perf_explain(where, ev);
+			perf_explain(where, ev, NULL);
 			iw_ack_cm_event(ev);
 			return -1;
 		}

@@ -47,11 +47,6 @@ static const char *onoff(uint8_t bit)
 	return bit ? "on" : "off";
 }
 
-static const char *pref_word(enum iw_mpa_pref p)
-{
-	return p == IW_MPA_ON ? "on" : p == IW_MPA_OFF ? "off" : "follow";
-}
-
 /* ---- taking the client's connections ------------------------------------- */
 
 static void peer_name(struct iw_cm_id *id, char *out, size_t len)
@@ -183,8 +178,8 @@ static int take_request(struct server *s, struct iw_cm_event *ev)
 				 "markers %s, CRC %s; ours: markers %s, CRC "
 				 "%s): %s",
 				 who, peer.revision, onoff(peer.markers),
-				 onoff(peer.crc), pref_word(s->o->mpa.markers),
-				 pref_word(s->o->mpa.crc), iw_strerror(rc));
+				 onoff(peer.crc), tool_pref_name(s->o->mpa.markers),
+				 tool_pref_name(s->o->mpa.crc), iw_strerror(rc));
 	}
 	return 0;
 }
@@ -211,7 +206,7 @@ static int setup_event(struct server *s, struct iw_cm_event *ev,
 		if (!e)
 			return 0; /* a refused one going away */
 		peer_name(ev->id, s->d.where, sizeof(s->d.where));
-		perf_explain(s->d.where, ev);
+		perf_explain(s->d.where, ev, NULL);
 		return -1;
 	}
 }

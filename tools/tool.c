@@ -38,6 +38,18 @@ bool tool_parse_rtr(const char *word, uint8_t *rtr)
 	return false;
 }
 
+const char *tool_pref_name(enum iw_mpa_pref p)
+{
+	return p == IW_MPA_ON ? "on" : p == IW_MPA_OFF ? "off" : "follow";
+}
+
+void tool_our_request(const struct iw_mpa_opts *o, char *out, size_t len)
+{
+	snprintf(out, len, "we asked MPA rev %u, CRC %s, markers %s, RTR %s",
+		 o->revision, tool_pref_name(o->crc),
+		 tool_pref_name(o->markers), tool_rtr_name(o->rtr));
+}
+
 const char *tool_rtr_name(uint8_t rtr)
 {
 	switch (rtr) {
@@ -159,15 +171,22 @@ static void terminate_words(const struct iw_terminate_info *t, char *out,
 
 /*
  * One line on why a connection failed or ended: the event and its reason;
- * for a handshake the peer's frame as it came and what we decided; any
- * Terminate in words.
+ * for a handshake the peer's frame as it came, what we asked for (@ours,
+ * when given) and what was decided; any Terminate in words.
  */
 void tool_explain(const char *prog, const char *where,
-		  const struct iw_cm_event *ev)
+		  const struct iw_cm_event *ev, const struct iw_mpa_opts *ours)
 {
-	char frame[256] = "", term[300] = "";
+	char frame[256] = "", term[300] = "", place[320], asked[96];
 	const char *what;
 
+	/* a refused handshake: say what we asked for */
+	if (ours && (ev->event == IW_CM_EVENT_REJECTED ||
+		     ev->event == IW_CM_EVENT_CONNECT_ERROR)) {
+		tool_our_request(ours, asked, sizeof(asked));
+		snprintf(place, sizeof(place), "%s (%s)", where, asked);
+		where = place;
+	}
 	terminate_words(&ev->terminate, term, sizeof(term));
 	switch (ev->event) {
 	case IW_CM_EVENT_REJECTED:

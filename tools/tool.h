@@ -18,6 +18,9 @@ bool tool_parse_pref(const char *word, enum iw_mpa_pref *pref);
 bool tool_parse_rtr(const char *word, uint8_t *rtr);
 bool tool_parse_size(const char *word, size_t *size);
 const char *tool_rtr_name(uint8_t rtr);
+const char *tool_pref_name(enum iw_mpa_pref p);
+/* "we asked MPA rev 2, CRC follow, markers on, RTR none" */
+void tool_our_request(const struct iw_mpa_opts *o, char *out, size_t len);
 
 /* The next CM event on @ch within @ms; NULL when none came. */
 struct iw_cm_event *tool_event(struct iw_cm_channel *ch, int ms);
@@ -30,9 +33,12 @@ struct iw_cm_event *tool_event(struct iw_cm_channel *ch, int ms);
 int tool_wait_wc(struct iw_cq *cq, struct iw_cm_channel *ch, int ms,
 		 struct iw_wc *wc, struct iw_cm_event **ev);
 
-/* One line on why a connection failed or ended, to stderr. */
+/*
+ * One line on why a connection failed or ended, to stderr; @ours (may be
+ * NULL) is what we asked for, named when a handshake failed.
+ */
 void tool_explain(const char *prog, const char *where,
-		  const struct iw_cm_event *ev);
+		  const struct iw_cm_event *ev, const struct iw_mpa_opts *ours);
 void tool_explain_wc(const char *prog, const struct iw_wc *wc);
 
 double tool_now_us(void);

@@ -1,0 +1,65 @@
+#!/bin/sh
+# iwarp-ping end to end: verified pings over loopback in several framings,
+# a closed port refused fast with the reason, and a markers mismatch that
+# fails on both sides with the negotiation named.
+set -eu
+
+ping="$abs_top_builddir/tools/iwarp-ping"
+work=$(mktemp -d)
+server=
+cleanup() {
+	[ -n "$server" ] && kill "$server" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+for opts in "" "--crc on --markers on" "--mpa-rev 1 --crc on" \
+	"--rtr send" "--rtr write" "--rtr read"; do
+	# shellcheck disable=SC2086 # word splitting wanted
+	timeout 60 "$ping" --loopback -V -C 25 -S 1000 $opts >"$work/out" ||
+		fail "loopback $opts: exit $?"
+	grep -q "25 pings of 1000 octets with .*, all verified" "$work/out" ||
+		fail "loopback $opts: $(cat "$work/out")"
+	grep -q "^rtt min/avg/max = " "$work/out" ||
+		fail "loopback $opts: no round-trip times"
+done
+
+# nothing listens on port 1
+start=$(date +%s)
+if timeout 20 "$ping" -c -a 127.0.0.1 -p 1 -C 1 2>"$work/err"; then
+	fail "a ping to a closed port succeeded"
+fi
+grep -q "cannot reach 127.0.0.1:1: Connection refused" "$work/err" ||
+	fail "closed port: $(cat "$work/err")"
+[ $(($(date +%s) - start)) -le 3 ] || fail "the refusal took too long"
+
+# a server without markers, a client that requires them
+port=$((20000 + $$ % 20000))
+timeout 60 "$ping" -s -a 127.0.0.1 -p "$port" --markers off 2>"$work/server" &
+server=$!
+tries=0
+while :; do
+	if timeout 20 "$ping" -c -a 127.0.0.1 -p "$port" --markers on -C 1 \
+		2>"$work/client"; then
+		fail "markers required by the client were accepted"
+	fi
+	grep -q "cannot reach" "$work/client" || break
+	tries=$((tries + 1))
+	[ "$tries" -lt 50 ] || fail "the server never listened: $(cat "$work/server")"
+	sleep 0.1
+done
+grep -q "we asked MPA rev 2, CRC follow, markers on" "$work/client" ||
+	fail "client: $(cat "$work/client")"
+grep -q "rejected the connection (R bit): peer MPA rev 2, M0 C0 R1" \
+	"$work/client" || fail "client: $(cat "$work/client")"
+status=0
+wait "$server" || status=$?
+server=
+[ "$status" -eq 1 ] || fail "server exit $status"
+grep -q "peer requires markers, which are disabled locally" "$work/server" ||
+	fail "server: $(cat "$work/server")"
+echo "ping_smoke: loopback verified, refusals named"
