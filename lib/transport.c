@@ -37,24 +37,72 @@
 
 /* ---- tracing --------------------------------------------------------- */
 
-int tp_trace_open(struct tp_trace *t, const char *path)
-{
-	int rc;
+static pthread_mutex_t traces_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tp_trace *traces;
 
-	memset(t, 0, sizeof(*t));
-	rc = pcapw_open(&t->w, path);
-	if (rc)
-		return rc;
+static struct tp_trace *trace_open(const char *path, int *err)
+{
+	struct tp_trace *t = calloc(1, sizeof(*t));
+
+	if (!t || !(t->path = strdup(path))) {
+		free(t);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = pcapw_open(&t->w, path);
+	if (*err) {
+		free(t->path);
+		free(t);
+		return NULL;
+	}
 	pthread_mutex_init(&t->lock, NULL);
 	t->next_isn = 0x10000000;
-	return 0;
+	return t;
 }
 
-void tp_trace_close(struct tp_trace *t)
+/*
+ * Two writers on one file would interleave their buffers; and when both
+ * ends of a connection live in this process, one shared trace is what
+ * lets the passive end see that the active end already records it.
+ */
+struct tp_trace *tp_trace_get(const char *path, int *err)
 {
+	struct tp_trace *t;
+
+	pthread_mutex_lock(&traces_lock);
+	for (t = traces; t && strcmp(t->path, path); t = t->next)
+		;
+	if (!t) {
+		t = trace_open(path, err);
+		if (t) {
+			t->next = traces;
+			traces = t;
+		}
+	}
+	if (t)
+		t->users++;
+	pthread_mutex_unlock(&traces_lock);
+	return t;
+}
+
+void tp_trace_put(struct tp_trace *t)
+{
+	struct tp_trace **pp;
+
+	pthread_mutex_lock(&traces_lock);
+	if (--t->users) {
+		pthread_mutex_unlock(&traces_lock);
+		return;
+	}
+	for (pp = &traces; *pp != t; pp = &(*pp)->next)
+		;
+	*pp = t->next;
+	pthread_mutex_unlock(&traces_lock);
 	pcapw_close(&t->w);
 	free(t->active);
+	free(t->path);
 	pthread_mutex_destroy(&t->lock);
+	free(t);
 }
 
 static void addr_bytes(const struct sockaddr_storage *ss, const void **p)
@@ -166,28 +214,96 @@ static void trace_start(struct tp_conn *c, bool active)
 	pthread_mutex_unlock(&c->trace->lock);
 }
 
+/* Octets of one direction the trace holds back for a frame's end at most. */
+#define TRACE_MAX_PENDING (256 * 1024)
+
+/* Writes @len octets of direction @tx as one segment (more if too long). */
+static void trace_segment(struct tp_conn *c, bool tx, const uint8_t *p,
+			  size_t len)
+{
+	struct iovec iov = { (void *)p, len };
+	struct timeval now;
+
+	gettimeofday(&now, NULL);
+	pthread_mutex_lock(&c->trace->lock);
+	pcapw_data(&c->trace->w, &c->flow, tx ? c->trace_side : !c->trace_side,
+		   &iov, 1, &now);
+	pthread_mutex_unlock(&c->trace->lock);
+}
+
+/*
+ * Traces every whole frame held for direction @tx, each in a segment of
+ * its own; with @flush (or when the owner cannot tell frames apart) the
+ * rest goes out as it is.
+ */
+static void trace_frames(struct tp_conn *c, bool tx, bool flush)
+{
+	struct tp_trace_dir *d = &c->trace_dir[tx ? 0 : 1];
+	size_t done = 0;
+
+	while (done < d->len) {
+		bool first = d->off == 0;
+		size_t fl = c->ops->trace_frame_len(c->arg, tx, first,
+						    d->off - d->first_len,
+						    d->buf + done,
+						    d->len - done);
+
+		if (fl == 0 || fl > d->len - done)
+			break;
+		trace_segment(c, tx, d->buf + done, fl);
+		if (first)
+			d->first_len = fl;
+		d->off += fl;
+		done += fl;
+	}
+	if (done < d->len && (flush || d->len - done > TRACE_MAX_PENDING)) {
+		trace_segment(c, tx, d->buf + done, d->len - done);
+		d->off += d->len - done;
+		done = d->len;
+	}
+	memmove(d->buf, d->buf + done, d->len - done);
+	d->len -= done;
+}
+
 /* Records @len octets from @iov that went out (tx) or came in (!tx). */
 static void trace_data(struct tp_conn *c, bool tx, const struct iovec *iov,
 		       int n, size_t len)
 {
-	struct iovec part[TP_IOV];
-	struct timeval now;
-	int k = 0;
+	struct tp_trace_dir *d;
 
 	if (!c->trace || !c->trace_started || !len)
 		return;
-	for (int i = 0; i < n && len; i++) {
-		part[k] = iov[i];
-		if (part[k].iov_len > len)
-			part[k].iov_len = len;
-		len -= part[k].iov_len;
-		k++;
+	d = &c->trace_dir[tx ? 0 : 1];
+	if (d->len + len > d->cap) {
+		size_t cap = d->cap ? d->cap : 4096;
+		uint8_t *b;
+
+		while (cap < d->len + len)
+			cap *= 2;
+		b = realloc(d->buf, cap);
+		if (!b) {
+			trace_frames(c, tx, true); /* out of memory: as it is */
+			for (int i = 0; i < n && len; i++) {
+				size_t k = iov[i].iov_len < len ? iov[i].iov_len
+								: len;
+
+				trace_segment(c, tx, iov[i].iov_base, k);
+				d->off += k;
+				len -= k;
+			}
+			return;
+		}
+		d->buf = b;
+		d->cap = cap;
 	}
-	gettimeofday(&now, NULL);
-	pthread_mutex_lock(&c->trace->lock);
-	pcapw_data(&c->trace->w, &c->flow,
-		   tx ? c->trace_side : !c->trace_side, part, k, &now);
-	pthread_mutex_unlock(&c->trace->lock);
+	for (int i = 0; i < n && len; i++) {
+		size_t k = iov[i].iov_len < len ? iov[i].iov_len : len;
+
+		memcpy(d->buf + d->len, iov[i].iov_base, k);
+		d->len += k;
+		len -= k;
+	}
+	trace_frames(c, tx, false);
 }
 
 static void trace_end(struct tp_conn *c)
@@ -198,10 +314,16 @@ static void trace_end(struct tp_conn *c)
 		return;
 	trace_unlist(c);
 	if (c->trace_started) {
+		trace_frames(c, true, true);
+		trace_frames(c, false, true);
 		gettimeofday(&now, NULL);
 		pthread_mutex_lock(&c->trace->lock);
 		pcapw_fin(&c->trace->w, &c->flow, c->trace_side, &now);
 		pthread_mutex_unlock(&c->trace->lock);
+	}
+	for (int i = 0; i < 2; i++) {
+		free(c->trace_dir[i].buf);
+		c->trace_dir[i] = (struct tp_trace_dir){ 0 };
 	}
 	c->trace = NULL;
 }

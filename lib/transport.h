@@ -41,11 +41,25 @@ struct tp_ops {
 	void (*connected)(void *arg, int err);
 	/* the peer closed (0) or the socket failed (negated errno) */
 	void (*closed)(void *arg, int err);
+	/*
+	 * Tracing: the length of the frame that starts @p (the direction's
+	 * first frame when @first; otherwise @off octets after it ended),
+	 * 0 while @avail octets do not tell yet.  Each frame is traced as a
+	 * TCP segment of its own, as dissectors expect.
+	 */
+	size_t (*trace_frame_len)(void *arg, bool tx, bool first, uint64_t off,
+				  const uint8_t *p, size_t avail);
 };
 
-/* Both directions of every traced connection go to one pcap writer. */
+/*
+ * Both directions of every traced connection go to one pcap writer,
+ * shared by every context of the process that names the same path.
+ */
 struct tp_trace {
 	pthread_mutex_t lock;
+	char *path;
+	unsigned int users;
+	struct tp_trace *next;
 	struct pcapw w;
 	uint32_t next_isn;
 	/* ports of our own active connections, so that when both ends are in
@@ -54,6 +68,14 @@ struct tp_trace {
 		uint16_t local, peer;
 	} *active;
 	size_t n_active, cap_active;
+};
+
+/* One direction's octets not yet traced: the rest of a frame. */
+struct tp_trace_dir {
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t off;	   /* stream octets traced so far */
+	uint64_t first_len; /* of the direction's first frame, once known */
 };
 
 struct tp_conn {
@@ -74,6 +96,7 @@ struct tp_conn {
 	int trace_side;	     /* which side of flow we are */
 	bool trace_listed;   /* our ports are in trace->active */
 	bool trace_started;  /* the flow's handshake is in the file */
+	struct tp_trace_dir trace_dir[2]; /* 0: what we send, 1: receive */
 	uint16_t trace_lport, trace_rport;
 	struct sockaddr_storage local, peer;
 };
@@ -105,7 +128,8 @@ int tp_listen(struct tp_listener *tl, struct event_base *base,
 void tp_listener_free(struct tp_listener *tl);
 int tp_listener_addr(struct tp_listener *tl, struct sockaddr_storage *ss);
 
-int tp_trace_open(struct tp_trace *t, const char *path);
-void tp_trace_close(struct tp_trace *t);
+/* The trace writing to @path, opened on first use; NULL with *@err. */
+struct tp_trace *tp_trace_get(const char *path, int *err);
+void tp_trace_put(struct tp_trace *t);
 
 #endif /* IW_LIB_TRANSPORT_H */

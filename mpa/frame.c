@@ -23,6 +23,14 @@ size_t mpa_frame_len(const struct mpa_frame *f)
 	       f->pd_len;
 }
 
+size_t mpa_frame_peek_len(const uint8_t *p, size_t avail)
+{
+	if (avail < MPA_FRAME_HDR_LEN)
+		return 0;
+	return MPA_FRAME_HDR_LEN +
+	       (size_t)(p[MPA_FRAME_OFF_PD_LEN] << 8 | p[MPA_FRAME_OFF_PD_LEN + 1]);
+}
+
 /*
  * Writes @f to @out.  Returns the frame length, -ENOSPC when @cap is too
  * small, -EINVAL for a revision other than 1 or 2, an IRD/ORD over 14 bits,

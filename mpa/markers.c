@@ -33,6 +33,22 @@ uint64_t mpa_fpdu_wire_len(uint64_t start_off, uint32_t ulpdu_len,
 }
 
 /*
+ * The wire length of the FPDU whose first octets (stream offset @off,
+ * markers included) are @p; 0 while @avail octets do not hold its
+ * ULPDU_LENGTH yet.
+ */
+uint64_t mpa_fpdu_peek_len(uint64_t off, bool markers, const uint8_t *p,
+			   size_t avail)
+{
+	size_t at = markers && mpa_marker_gap(off) == 0 ? MPA_MARKER_LEN : 0;
+
+	if (avail < at + MPA_HDR_LEN)
+		return 0;
+	return mpa_fpdu_wire_len(off, (uint32_t)(p[at] << 8 | p[at + 1]),
+				 markers);
+}
+
+/*
  * RFC 5044 section 4.5 (with markers, section 4.3): the largest ULPDU whose
  * FPDU fits in one segment of the effective MSS.
  *   without markers: MULPDU = EMSS - (6 + EMSS mod 4)

@@ -58,6 +58,8 @@ static inline uint32_t mpa_marker_gap(uint64_t off)
 uint16_t mpa_mulpdu(uint32_t emss, bool markers);
 uint64_t mpa_fpdu_wire_len(uint64_t start_off, uint32_t ulpdu_len,
 			   bool markers);
+uint64_t mpa_fpdu_peek_len(uint64_t off, bool markers, const uint8_t *p,
+			   size_t avail);
 
 /* Longest ULPDU whose FPDU keeps every FPDUPTR within 16 bits. */
 #define MPA_MAX_ULPDU_MARKERS 65014u
@@ -166,6 +168,8 @@ struct mpa_frame {
 };
 
 size_t mpa_frame_len(const struct mpa_frame *f);
+/* The length of the Request or Reply that @p starts; 0 while unknown. */
+size_t mpa_frame_peek_len(const uint8_t *p, size_t avail);
 ssize_t mpa_frame_encode(const struct mpa_frame *f, uint8_t *out, size_t cap);
 ssize_t mpa_frame_decode(const uint8_t *p, size_t len, bool want_reply,
 			 uint16_t max_pd_len, struct mpa_frame *f);

@@ -39,8 +39,7 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 	qp->attr = *attr;
 	qp->state = RDMAP_QP_IDLE;
 
-	/* one spare slot: an internal RTR never blocks a posted request */
-	qp->sq_size = attr->sq_depth + 1;
+	qp->sq_size = attr->sq_depth;
 	sges = attr->max_sge;
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
 	qp->sq_iov = calloc((size_t)qp->sq_size * sges, sizeof(*qp->sq_iov));
@@ -88,6 +87,14 @@ void rdmap_qp_fini(struct rdmap_qp *qp)
 	memset(qp, 0, sizeof(*qp));
 }
 
+bool rdmap_sq_has_read(struct rdmap_qp *qp)
+{
+	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++)
+		if (sq_at(qp, i)->op == RDMAP_WR_READ)
+			return true;
+	return false;
+}
+
 /*
  * An RDMA Read posted before the handshake, on a stream that turns out to
  * have ORD 0, cannot be carried out: it fails, and the QP with it, before
@@ -98,7 +105,7 @@ static int refuse_queued_reads(struct rdmap_qp *qp)
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct rdmap_swqe *w = sq_at(qp, i);
 
-		if (w->op != RDMAP_WR_READ)
+		if (w->op != RDMAP_WR_READ || w->state == SWQE_DONE)
 			continue;
 		w->state = SWQE_DONE;
 		w->status = RDMAP_WC_LOC_QP_OP_ERR;
@@ -366,8 +373,7 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 	if (wr->op == RDMAP_WR_READ && qp->state == RDMAP_QP_RTS &&
 	    qp->conn.ord == 0)
 		return -IW_ENO_READ_CREDIT;
-	/* one slot stays free for the RTR the engine may queue itself */
-	if (qp->sq_head - qp->sq_tail >= qp->attr.sq_depth)
+	if (qp->sq_head - qp->sq_tail >= qp->sq_size)
 		return -ENOMEM;
 
 	w = sq_at(qp, qp->sq_head);

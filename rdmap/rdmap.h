@@ -253,7 +253,7 @@ struct rdmap_qp {
 	uint8_t state;
 	int err; /* why the engine left RTS */
 
-	/* send queue: ring of sq_depth + 1 (room for an internal RTR) */
+	/* send queue: ring of sq_depth */
 	struct rdmap_swqe *sq;
 	uint32_t sq_size, sq_tail, sq_next, sq_head; /* complete <= next <= head */
 	struct iovec *sq_iov;
@@ -305,6 +305,8 @@ void rdmap_qp_set_error(struct rdmap_qp *qp, int err);
 void rdmap_qp_terminate(struct rdmap_qp *qp, int err);
 
 int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr);
+/* Whether an RDMA Read waits in the send queue. */
+bool rdmap_sq_has_read(struct rdmap_qp *qp);
 /* Send work requests posted and not yet complete. */
 static inline uint32_t rdmap_sq_outstanding(const struct rdmap_qp *qp)
 {

@@ -189,6 +189,25 @@ static bool next_msg(struct rdmap_qp *qp)
 	return false;
 }
 
+/*
+ * An FPDU may end where a marker falls (the marker then opens the next
+ * one), but Wireshark counts such a marker as the ending FPDU's own and
+ * misreads the rest of the stream.  Four octets less keep captures
+ * readable, at the price of one more small FPDU now and then.
+ */
+static uint64_t avoid_marker_end(const struct rdmap_qp *qp, size_t hlen,
+				 uint64_t take)
+{
+	uint64_t off = qp->mpa_tx.off;
+
+	if (!qp->conn.markers_tx || take < MPA_MARKER_LEN)
+		return take;
+	if ((off + mpa_fpdu_wire_len(off, (uint32_t)(hlen + take), true)) %
+	    MPA_MARKER_SPACING)
+		return take;
+	return take - MPA_MARKER_LEN;
+}
+
 /* Cuts the next segment of the current message into a new FPDU. */
 static int build_fpdu(struct rdmap_qp *qp)
 {
@@ -202,6 +221,7 @@ static int build_fpdu(struct rdmap_qp *qp)
 
 	if (take > room)
 		take = room;
+	take = avoid_marker_end(qp, hlen, take);
 	m->hdr.last = m->sent + take == m->total;
 	{
 		struct ddp_hdr h = m->hdr;

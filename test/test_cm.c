@@ -594,6 +594,31 @@ START_TEST(read_posted_before_a_connection_without_credit_fails_it)
 }
 END_TEST
 
+/* The responder's side of the same: accept refuses, the request stays. */
+START_TEST(accept_with_a_queued_read_and_no_credit_is_refused)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge s;
+	struct iw_send_wr w = { .wr_id = 3, .opcode = IW_WR_RDMA_READ,
+				.num_sge = 1, .sg_list = &s };
+
+	e2e_opts_default(&o);
+	o.sparam.ord = 0;
+	o.sparam.ird = 1;
+	start(&e, &o);
+	s = (struct iw_sge){ (uintptr_t)e.s.buf, 8, e.s.mr->lkey };
+	w.rdma.remote_addr = (uintptr_t)e.c.buf;
+	w.rdma.rkey = e.c.mr->rkey;
+	ck_assert_int_eq(iw_post_send(e.s.qp, &w, NULL), 0);
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, &o.sparam),
+			 -IW_ENO_READ_CREDIT);
+	ck_assert_int_eq(iw_reject(e.s.id, NULL, 0), 0);
+	e2e_expect(e.c.ch, IW_CM_EVENT_REJECTED, E2E_WAIT_MS);
+	e2e_teardown(&e);
+}
+END_TEST
+
 START_TEST(cq_fd_signals_armed_and_solicited_completions)
 {
 	struct e2e_opts o;
@@ -1003,6 +1028,7 @@ static Suite *cm_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, read_without_credit_is_refused_when_posted);
 	tcase_add_test(tc, read_posted_before_a_connection_without_credit_fails_it);
+	tcase_add_test(tc, accept_with_a_queued_read_and_no_credit_is_refused);
 	tcase_add_test(tc, cq_fd_signals_armed_and_solicited_completions);
 	tcase_add_test(tc, qp_attached_to_a_connection_cannot_be_reused_or_destroyed);
 	tcase_add_test(tc, debug_log_names_the_handshake_and_the_addresses);

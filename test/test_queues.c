@@ -288,7 +288,8 @@ END_TEST
 
 /*
  * A QP destroyed with its SRQ receives' completions still in the CQ: they
- * can be polled, and their slots are back in the SRQ at once.
+ * can be polled, their slots are back in the SRQ at once, and until they
+ * are polled they keep their room in the CQ.
  */
 START_TEST(destroyed_qp_gives_its_srq_slots_back)
 {
@@ -329,6 +330,10 @@ START_TEST(destroyed_qp_gives_its_srq_slots_back)
 	/* the SRQ's other receives stay; the one that landed is free */
 	srq_post(&sv, 8, 0, 0);
 	srq_post(&sv, 99, 1, -ENOMEM);
+	/* its completion still takes room: no QP that could need it now */
+	errno = 0;
+	ck_assert_ptr_null(srq_qp(&sv, sv.pd, 0));
+	ck_assert_int_eq(errno, EINVAL);
 	/* what the QP left behind can still be polled */
 	while (n < SRQ_WR) {
 		int r = iw_poll_cq(sv.cq, SRQ_WR - n, wc + n);
@@ -341,6 +346,9 @@ START_TEST(destroyed_qp_gives_its_srq_slots_back)
 	ck_assert_int_ge(n, 1);
 	ck_assert_int_eq(wc[0].opcode, IW_WC_RECV);
 	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
+	sv.qp[0] = srq_qp(&sv, sv.pd, 0);
+	ck_assert_ptr_nonnull(sv.qp[0]);
+	ck_assert_int_eq(iw_destroy_qp(sv.qp[0]), 0);
 	ck_assert_int_eq(iw_destroy_id(c.id), 0);
 	c.id = NULL;
 	e2e_side_close(&c);

@@ -100,6 +100,59 @@ START_TEST(send_write_read_move_data_and_complete)
 }
 END_TEST
 
+/*
+ * With markers, no FPDU carrying four octets of payload or more ends where
+ * a marker falls (Wireshark would take that marker for the FPDU's own).
+ * Sends of every length from 0 to 1200 cross every alignment.
+ */
+START_TEST(no_fpdu_ends_on_a_marker_position)
+{
+	static uint8_t a[1200], b[1200];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+	size_t off = 0, fpdus = 0, trimmed = 0;
+	const uint8_t *w;
+
+	pair_opts_default(&o);
+	o.markers = true;
+	o.emss = 536;
+	o.record_wire = true;
+	setup(&p, &o, "marker_ends", 1);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	for (uint32_t len = 0; len <= sizeof(a); len++) {
+		struct rdmap_sge rs = { (uintptr_t)b, sizeof(b), sb };
+		struct rdmap_sge ss = { (uintptr_t)a, len, sa };
+		struct rdmap_send_wr s = send_wr(len, RDMAP_WR_SEND, &ss, 1);
+
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp,
+			&(struct rdmap_recv_wr){ len, &rs, 1 }), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s), 0);
+		pair_pump(&p);
+	}
+	ck_assert_uint_eq(p.s[1].n_cqe, sizeof(a) + 1);
+	w = p.s[0].wire;
+	while (off < p.s[0].wire_len) {
+		size_t at = off + (off % MPA_MARKER_SPACING ? 0 : MPA_MARKER_LEN);
+		uint16_t ulen = (uint16_t)(w[at] << 8 | w[at + 1]);
+		size_t end = off + mpa_fpdu_wire_len(off, ulen, true);
+
+		ck_assert_msg(end % MPA_MARKER_SPACING ||
+				      ulen < DDP_UNTAGGED_HDR_LEN + MPA_MARKER_LEN,
+			      "FPDU at %zu (ULPDU %u) ends on a marker", off, ulen);
+		trimmed += (end + MPA_MARKER_LEN) % MPA_MARKER_SPACING == 0;
+		fpdus++;
+		off = end;
+	}
+	ck_assert_uint_eq(off, p.s[0].wire_len);
+	/* the rule had something to do */
+	ck_assert_uint_gt(trimmed, 0);
+	ck_assert_uint_gt(fpdus, sizeof(a));
+	pair_fini(&p);
+}
+END_TEST
+
 START_TEST(send_completes_after_an_earlier_outstanding_read)
 {
 	static uint8_t a[4096], b[4096];
@@ -855,6 +908,7 @@ static Suite *rdmap_suite(void)
 
 	tc = tcase_create("rules");
 	tcase_add_test(tc, send_write_read_move_data_and_complete);
+	tcase_add_test(tc, no_fpdu_ends_on_a_marker_position);
 	tcase_add_test(tc, send_completes_after_an_earlier_outstanding_read);
 	tcase_add_test(tc, reads_in_flight_never_exceed_ord);
 	tcase_add_test(tc, responder_sends_nothing_before_the_initiators_first_fpdu);

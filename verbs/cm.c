@@ -536,7 +536,7 @@ static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 	pending_link(l, id);
 	pthread_mutex_lock(&id->lock);
 	rc = tp_adopt(&id->tp, l->ctx->base, fd, &conn_tp_ops, id,
-		      l->ctx->tracing ? &l->ctx->trace : NULL);
+		      l->ctx->trace);
 	if (rc) {
 		pthread_mutex_unlock(&id->lock);
 		cm_unlink_pending(id);
@@ -621,6 +621,16 @@ static int frame_out(struct iw_cm_id *id, struct mpa_frame *f,
 	return 0;
 }
 
+/* A Read the QP holds from before the connection, which ORD 0 forbids. */
+static bool qp_has_read(struct iw_qp *qp)
+{
+	pthread_mutex_t *l = qp_lock(qp);
+	bool has = rdmap_sq_has_read(&qp->engine);
+
+	pthread_mutex_unlock(l);
+	return has;
+}
+
 /*
  * Accepts a connection request with @qp.  The handshake is decided here:
  * on success the Reply goes out and ESTABLISHED follows; when our MPA
@@ -653,6 +663,11 @@ int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
 		id->reported = true;
 		pthread_mutex_unlock(&id->lock);
 		return rc;
+	}
+	if (mp.ord == 0 && qp_has_read(qp)) {
+		/* the request stays: accept with another QP, or reject */
+		pthread_mutex_unlock(&id->lock);
+		return -IW_ENO_READ_CREDIT;
 	}
 	rc = frame_out(id, &rep, param ? param->private_data : NULL,
 		       param ? param->private_data_len : 0);
@@ -740,7 +755,7 @@ int iw_connect(struct iw_cm_id *id, const char *host, const char *port,
 		id->state = ID_TCP_CONNECT;
 		rc = tp_connect(&id->tp, id->ctx->base, (struct sockaddr *)&ss,
 				len, &conn_tp_ops, id,
-				id->ctx->tracing ? &id->ctx->trace : NULL);
+				id->ctx->trace);
 		if (rc) {
 			id->state = ID_IDLE;
 			detach_qp(id);

@@ -368,6 +368,24 @@ static void conn_closed(void *arg, int err)
 	}
 }
 
+/*
+ * Where each frame ends, for the trace: a direction opens with its MPA
+ * Request or Reply, then FPDUs framed as negotiated for it.
+ */
+static size_t conn_trace_frame_len(void *arg, bool tx, bool first,
+				   uint64_t off, const uint8_t *p, size_t avail)
+{
+	struct rdmap_qp *e = engine(arg);
+
+	if (first)
+		return mpa_frame_peek_len(p, avail);
+	if (!e)
+		return avail; /* nothing may follow the frame yet: as it is */
+	return (size_t)mpa_fpdu_peek_len(off, tx ? e->conn.markers_tx
+						  : e->conn.markers_rx,
+					 p, avail);
+}
+
 const struct tp_ops conn_tp_ops = {
 	.lock = conn_lock,
 	.unlock = conn_unlock,
@@ -378,6 +396,7 @@ const struct tp_ops conn_tp_ops = {
 	.rx_direct_done = conn_rx_direct_done,
 	.connected = conn_connected,
 	.closed = conn_closed,
+	.trace_frame_len = conn_trace_frame_len,
 };
 
 /* Ends the connection without an event: the socket closes. */

@@ -65,10 +65,9 @@ struct iw_context *iw_open(const struct iw_context_attr *attr)
 	if (rc)
 		goto fail;
 	if (trace && *trace) {
-		rc = tp_trace_open(&ctx->trace, trace);
-		if (rc)
+		ctx->trace = tp_trace_get(trace, &rc);
+		if (!ctx->trace)
 			goto fail_stags;
-		ctx->tracing = true;
 	}
 	if (attr && attr->base) {
 		ctx->base = attr->base;
@@ -94,8 +93,8 @@ fail_base:
 		event_free(ctx->stop_ev);
 	if (ctx->base)
 		event_base_free(ctx->base);
-	if (ctx->tracing)
-		tp_trace_close(&ctx->trace);
+	if (ctx->trace)
+		tp_trace_put(ctx->trace);
 fail_stags:
 	ddp_stag_table_destroy(&ctx->stags);
 fail:
@@ -118,8 +117,8 @@ int iw_close(struct iw_context *ctx)
 		event_free(ctx->stop_ev);
 	if (ctx->own_base)
 		event_base_free(ctx->base);
-	if (ctx->tracing)
-		tp_trace_close(&ctx->trace);
+	if (ctx->trace)
+		tp_trace_put(ctx->trace);
 	ddp_stag_table_destroy(&ctx->stags);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);

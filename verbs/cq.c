@@ -75,7 +75,7 @@ bool cq_reserve(struct iw_cq *cq, uint32_t n)
 	bool ok;
 
 	pthread_mutex_lock(&cq->lock);
-	ok = n <= cq->size - cq->reserved;
+	ok = n <= cq->size - cq->reserved - cq->orphans;
 	if (ok)
 		cq->reserved += n;
 	pthread_mutex_unlock(&cq->lock);
@@ -101,7 +101,8 @@ static atomic_uint *cq_slot_owner(const struct iw_wc *wc, bool recv)
 
 /*
  * A QP goes away: its completions stay pollable but no longer free slots
- * of it; those of an SRQ, which outlives it, are given back now.
+ * of it (those of an SRQ, which outlives it, are given back now); each
+ * keeps its room in the CQ reserved until it is polled.
  */
 void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp)
 {
@@ -114,6 +115,8 @@ void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp)
 		if (e->recv && qp->srq)
 			atomic_fetch_sub(&qp->srq->unpolled, 1);
 		e->counted = false;
+		e->orphan = true;
+		cq->orphans++;
 	}
 	pthread_mutex_unlock(&cq->lock);
 }
@@ -138,6 +141,7 @@ void cq_push(struct iw_cq *cq, const struct iw_wc *wc, bool recv)
 	e->wc = *wc;
 	e->recv = recv;
 	e->counted = true;
+	e->orphan = false;
 	if (!recv)
 		atomic_fetch_add(&wc->qp->sq_cqes, 1);
 	if (cq->armed && (!cq->solicited_only ||
@@ -169,6 +173,8 @@ int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 		wc[n++] = e->wc;
 		if (e->counted)
 			atomic_fetch_sub(cq_slot_owner(&e->wc, e->recv), 1);
+		else if (e->orphan)
+			cq->orphans--;
 		cq->head++;
 		cq->count--;
 	}

@@ -273,7 +273,7 @@ static void qp_kick(struct iw_qp *qp)
  * refused one (*@bad_wr) was not queued: -EINVAL (malformed), -ENOMEM
  * (queue full), -IW_ELOCAL_PROTECTION (an lkey does not cover its buffer),
  * -IW_ELOCAL_LENGTH (too many SGEs or too much inline data),
- * -IW_ENO_READ_CREDIT (an RDMA Read when the peer granted no IRD).
+ * -IW_ENO_READ_CREDIT (an RDMA Read on a connection whose ORD is 0).
  */
 int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 		 struct iw_send_wr **bad_wr)

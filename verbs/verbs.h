@@ -6,8 +6,10 @@
  *
  * Locks, taken in this order, never the other way round:
  *   a connection's lock (struct iw_cm_id.lock; a QP not connected yet
- *   uses its own) > a CQ's lock > a CM channel's lock.
- * The STag table and SRQs lock themselves.
+ *   uses its own) > an SRQ's CQ list (struct iw_srq.lock) > a CQ's lock
+ *   > a CM channel's lock; the context's lock (pd ids, listeners'
+ *   pending lists) is taken last, under any of them.
+ * The STag table and an SRQ's receive ring lock themselves.
  */
 #ifndef IW_VERBS_H
 #define IW_VERBS_H
@@ -44,8 +46,7 @@ struct iw_context {
 	pthread_mutex_t lock; /* pd ids, listeners' pending lists */
 	uint32_t next_pd;
 	atomic_int debug;
-	bool tracing;
-	struct tp_trace trace;
+	struct tp_trace *trace; /* NULL: not tracing */
 };
 
 struct iw_pd {
@@ -55,11 +56,13 @@ struct iw_pd {
 
 /*
  * A completion in a CQ.  @counted: polling it frees a slot of its QP's
- * send or receive queue (or its SRQ); cleared when the QP is destroyed.
+ * send or receive queue (or its SRQ).  When the QP is destroyed first its
+ * completions become @orphan: each keeps room reserved until polled.
  */
 struct cq_entry {
 	struct iw_wc wc;
 	bool counted;
+	bool orphan;
 	bool recv;
 };
 
@@ -74,6 +77,7 @@ struct iw_cq {
 	bool solicited_only;
 	bool overrun;
 	uint32_t reserved; /* work requests of attached QPs it must hold */
+	uint32_t orphans;  /* completions of destroyed QPs, not polled yet */
 	unsigned int events, acked;
 };
 

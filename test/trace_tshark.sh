@@ -1,0 +1,72 @@
+#!/bin/sh
+# The library's own trace (IWARP_TRACE), judged by Wireshark: every FPDU of
+# pings and bulk transfers in several framings dissects with a Good CRC32,
+# markers show up where they were negotiated, and nothing is malformed;
+# the only complaints allowed are tshark 4.0's two about revision 2.
+set -eu
+
+TSHARK=${TSHARK:-tshark}
+if ! command -v "$TSHARK" >/dev/null 2>&1; then
+	echo "tshark not found: install the Debian package tshark" >&2
+	exit 99 # a hard error, not a skip
+fi
+tools="$abs_top_builddir/tools"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+tshark_r() {
+	file=$1
+	shift
+	"$TSHARK" --disable-heuristic rpcrdma_iwarp \
+		-o tcp.relative_sequence_numbers:FALSE -r "$file" "$@" 2>/dev/null
+}
+
+# judge NAME MARKERS: the trace $work/NAME.pcap
+judge() {
+	pcap="$work/$1.pcap"
+	tshark_r "$pcap" -V >"$work/$1.txt"
+	fpdus=$(grep -c "CRC check:" "$work/$1.txt" || true)
+	good=$(grep -c "CRC check: .*(Good CRC32)" "$work/$1.txt" || true)
+	[ "$fpdus" -gt 0 ] || fail "$1: no FPDU dissected"
+	[ "$good" -eq "$fpdus" ] || fail "$1: $good of $fpdus CRCs good"
+	markers=$(grep -c "FPDU back pointer" "$work/$1.txt" || true)
+	if [ "$2" = on ]; then
+		[ "$markers" -gt 0 ] || fail "$1: no markers"
+	else
+		[ "$markers" -eq 0 ] || fail "$1: $markers markers, none asked"
+	fi
+	tshark_r "$pcap" -q -z expert >"$work/$1.expert"
+	if grep -E "Malformed|Error|Bad" "$work/$1.expert" >&2; then
+		fail "$1: tshark complains"
+	fi
+	grep -E '^ +[0-9]+ +[A-Z]' "$work/$1.expert" |
+		grep -vE "Sequence +TCP|(Res|Rev) field is NOT set" >&2 &&
+		fail "$1: unexpected expert notes"
+	echo "$1: $fpdus FPDUs, all good, $markers markers"
+}
+
+run() {
+	name=$1 markers=$2
+	shift 2
+	rm -f "$work/$name.pcap"
+	IWARP_TRACE="$work/$name.pcap" timeout 120 "$@" >/dev/null ||
+		fail "$name: exit $?"
+	judge "$name" "$markers"
+}
+
+run ping-crc-markers on "$tools/iwarp-ping" --loopback -V -C 10 -S 70000 \
+	--crc on --markers on
+run ping-crc off "$tools/iwarp-ping" --loopback -V -C 10 -S 70000 --crc on
+run ping-rev1 on "$tools/iwarp-ping" --loopback -V -C 10 -S 3000 \
+	--mpa-rev 1 --crc on --markers on
+run ping-rtr off "$tools/iwarp-ping" --loopback -V -C 10 -S 100 \
+	--rtr write --crc on
+for t in send write read; do
+	run "perf-$t" on "$tools/iwarp-perf" --loopback -t "$t" -s 100000 \
+		-n 30 -q 2 --crc on --markers on
+done
+run perf-small off "$tools/iwarp-perf" --loopback -t send -s 64 -n 2000 \
+	--crc on
