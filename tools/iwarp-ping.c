@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +31,12 @@
 struct ping {
 	/* options */
 	bool server, client, loopback, verbose, validate, debug, persistent;
+	bool wrong_rkey; /* server: Write back with a key the client never gave */
 	const char *addr, *port;
 	size_t size;
 	long count;
+	uint16_t pd_len; /* private data octets in our MPA frame */
+	uint8_t private_data[512];
 	struct iw_mpa_opts mpa;
 	int ready_fd; /* loopback: the server reports its port here */
 	/* resources */
@@ -48,6 +52,15 @@ struct ping {
 	char where[96];
 	struct tool_stats rtt;
 };
+
+/* SIGINT or SIGTERM: the client stops and disconnects at once. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -157,10 +170,13 @@ static int advertise(struct ping *p, const uint8_t *buf, uint32_t len,
 		    0, 0);
 }
 
+#define PING_INTERRUPTED 3
+
 /*
  * Waits until the completions in @want have all come (each opcode once).
  * A receive is replaced at once, as rping does.  Returns 0, 1 on failure,
- * 2 when the connection ended cleanly (the server's way out).
+ * 2 when the connection ended cleanly (the server's way out),
+ * PING_INTERRUPTED after a signal.
  */
 static int wait_for(struct ping *p, unsigned int want)
 {
@@ -169,6 +185,8 @@ static int wait_for(struct ping *p, unsigned int want)
 		struct iw_wc wc;
 		int rc = tool_wait_wc(p->cq, p->ch, WAIT_MS, &wc, &ev);
 
+		if (interrupted)
+			return PING_INTERRUPTED;
 		if (rc == 0)
 			return fail("no completion from %s within %d s", p->where,
 				    WAIT_MS / 1000);
@@ -180,9 +198,20 @@ static int wait_for(struct ping *p, unsigned int want)
 			iw_ack_cm_event(ev);
 			return clean && p->server ? 2 : 1;
 		}
+		if (wc.status == IW_WC_WR_FLUSH_ERR) {
+			/* the connection's end: its event says why */
+			if (p->server)
+				continue;
+			ev = tool_event(p->ch, WAIT_MS);
+			if (!ev) {
+				tool_explain_wc(PROG, &wc);
+				return 1;
+			}
+			tool_explain(PROG, p->where, ev, NULL);
+			iw_ack_cm_event(ev);
+			return 1;
+		}
 		if (wc.status != IW_WC_SUCCESS) {
-			if (p->server && wc.status == IW_WC_WR_FLUSH_ERR)
-				continue; /* the disconnect event follows */
 			tool_explain_wc(PROG, &wc);
 			return 1;
 		}
@@ -219,6 +248,8 @@ static int client_pings(struct ping *p)
 	for (long ping = 0; !p->count || ping < p->count; ping++) {
 		double t0;
 
+		if (interrupted)
+			return PING_INTERRUPTED;
 		fill_ping(p, ping, &start);
 		memset(p->rdma_buf, 0, p->size);
 		t0 = tool_now_us();
@@ -232,7 +263,7 @@ static int client_pings(struct ping *p)
 		if (!rc)
 			rc = wait_for(p, WANT(IW_WC_SEND) | WANT(IW_WC_RECV));
 		if (rc)
-			return 1;
+			return rc;
 		tool_stats_add(&p->rtt, tool_now_us() - t0);
 		if (p->validate && memcmp(p->start_buf, p->rdma_buf, p->size))
 			return fail("data mismatch in ping %ld from %s", ping,
@@ -258,7 +289,9 @@ static void describe_qp(struct ping *p)
 
 static int run_client(struct ping *p)
 {
-	struct iw_conn_param cp = { .ird = 1, .ord = 1 }; /* as rping */
+	struct iw_conn_param cp = { .ird = 1, .ord = 1, /* as rping */
+				    .private_data = p->private_data,
+				    .private_data_len = p->pd_len };
 	struct iw_cm_event *ev;
 	struct iw_cm_id *id;
 	int rc;
@@ -288,12 +321,21 @@ static int run_client(struct ping *p)
 	iw_ack_cm_event(ev);
 	describe_qp(p);
 	rc = client_pings(p);
+	if (rc == PING_INTERRUPTED)
+		fprintf(stderr, PROG ": interrupted after %zu pings; "
+				     "disconnecting from %s\n",
+			p->rtt.n, p->where);
 	iw_disconnect(id);
 	ev = tool_event(p->ch, WAIT_MS);
-	if (ev)
+	if (ev) {
+		if (rc == PING_INTERRUPTED)
+			tool_explain(PROG, p->where, ev, NULL);
 		iw_ack_cm_event(ev);
+	} else if (rc == PING_INTERRUPTED) {
+		fail("no disconnect event within %d s", WAIT_MS / 1000);
+	}
 	iw_destroy_id(id);
-	if (!rc && p->rtt.n) {
+	if ((!rc || rc == PING_INTERRUPTED) && p->rtt.n) {
 		size_t n = p->rtt.n;
 		double avg = tool_stats_avg(&p->rtt);
 
@@ -345,6 +387,8 @@ static int serve(struct ping *p)
 		raddr = get_be64(p->recv_buf);
 		rkey = get_be32(p->recv_buf + 8);
 		rlen = (uint32_t)strnlen((char *)p->rdma_buf, p->size - 1) + 1;
+		if (p->wrong_rkey)
+			rkey ^= 0x80; /* the key octet: an STag not granted */
 		rc = post(p, 4, IW_WR_RDMA_WRITE, p->rdma_buf, rlen,
 			  p->rdma_mr->lkey, raddr, rkey);
 		if (!rc)
@@ -382,12 +426,18 @@ static int run_server(struct ping *p)
 			return fail("cannot report the port");
 	}
 	do {
-		struct iw_conn_param cp = { .ird = 1, .ord = 1 };
+		struct iw_conn_param cp = { .ird = 1, .ord = 1,
+					    .private_data = p->private_data,
+					    .private_data_len = p->pd_len };
 		struct iw_cm_event *ev = NULL;
 		struct iw_cm_id *id;
 
-		while (!ev)
+		while (!ev && !interrupted)
 			ev = tool_event(p->ch, 60000);
+		if (!ev) {
+			rc = PING_INTERRUPTED;
+			break;
+		}
 		if (ev->event != IW_CM_EVENT_CONNECT_REQUEST) {
 			iw_ack_cm_event(ev);
 			continue;
@@ -468,13 +518,15 @@ static int run_loopback(struct ping *p)
 	}
 	p->addr = "127.0.0.1";
 	p->port = port;
-	rc = open_device(p) || run_client(p);
+	rc = open_device(p);
+	if (!rc)
+		rc = run_client(p);
 	pthread_join(t, &src);
 	close(fds[0]);
 	close(fds[1]);
 	if (s.ctx)
 		close_device(&s);
-	return rc || src;
+	return rc ? rc : src != NULL;
 }
 
 static void usage(FILE *f)
@@ -484,7 +536,9 @@ static void usage(FILE *f)
 		"       " PROG " -c -a addr [-p port] [-S size] [-C count] [-v] [-V]\n"
 		"       " PROG " --loopback [-S size] [-C count] [-v] [-V]\n"
 		"options: -d (debug), --crc on|off|follow, --markers on|off|follow,\n"
-		"         --mpa-rev 1|2, --rtr none|send|write|read\n");
+		"         --mpa-rev 1|2, --rtr none|send|write|read[,...],\n"
+		"         --private-data N (octets in our MPA frame),\n"
+		"         --wrong-rkey (server: Write back with a key never granted)\n");
 }
 
 int main(int argc, char **argv)
@@ -495,6 +549,8 @@ int main(int argc, char **argv)
 		{ "mpa-rev", required_argument, NULL, 'E' },
 		{ "rtr", required_argument, NULL, 'T' },
 		{ "loopback", no_argument, NULL, 'L' },
+		{ "private-data", required_argument, NULL, 'D' },
+		{ "wrong-rkey", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -553,7 +609,20 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			if (!tool_parse_rtr(optarg, &p.mpa.rtr))
-				return fail("--rtr takes none, send, write or read");
+				return fail("--rtr takes none, or send, write, "
+					    "read separated by commas");
+			break;
+		case 'D': {
+			long n = strtol(optarg, NULL, 0);
+
+			if (n < 0 || n > (long)sizeof(p.private_data))
+				return fail("--private-data takes 0 to %zu octets",
+					    sizeof(p.private_data));
+			p.pd_len = (uint16_t)n;
+			break;
+		}
+		case 'K':
+			p.wrong_rkey = true;
 			break;
 		case 'L':
 			p.loopback = true;
@@ -574,15 +643,30 @@ int main(int argc, char **argv)
 		return fail("-S must be at least %d octets", MIN_SIZE);
 	if (p.client && !p.addr)
 		return fail("-c needs the server's address (-a)");
+	/* private data: a pattern, as many octets as asked, all ours */
+	for (size_t i = 0; i < p.pd_len; i++)
+		p.private_data[i] = (uint8_t)('a' + i % 26);
+	if (p.pd_len > p.mpa.max_private_data)
+		p.mpa.max_private_data = p.pd_len;
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	if (p.loopback) {
 		if (!count_set)
 			p.count = 10;
-		return run_loopback(&p);
+		rc = run_loopback(&p);
+		return rc == PING_INTERRUPTED ? 128 + SIGINT : rc ? 1 : 0;
 	}
+
 	rc = open_device(&p);
 	if (!rc)
 		rc = p.server ? run_server(&p) : run_client(&p);
 	if (p.ctx)
 		close_device(&p);
+	if (rc == PING_INTERRUPTED)
+		return 128 + SIGINT;
 	return rc ? 1 : 0;
 }

@@ -21,21 +21,35 @@ bool tool_parse_pref(const char *word, enum iw_mpa_pref *pref)
 	return true;
 }
 
+/* "none", or one or more of send, write, read separated by commas. */
 bool tool_parse_rtr(const char *word, uint8_t *rtr)
 {
 	static const struct {
 		const char *word;
 		uint8_t rtr;
-	} names[] = { { "none", 0 }, { "send", IW_RTR_SEND },
-		      { "write", IW_RTR_WRITE }, { "read", IW_RTR_READ } };
+	} names[] = { { "send", IW_RTR_SEND }, { "write", IW_RTR_WRITE },
+		      { "read", IW_RTR_READ } };
+	uint8_t set = 0;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!strcmp(word, names[i].word)) {
-			*rtr = names[i].rtr;
-			return true;
-		}
+	if (!strcmp(word, "none")) {
+		*rtr = 0;
+		return true;
 	}
-	return false;
+	while (*word) {
+		size_t len = strcspn(word, ",");
+		size_t i;
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i].word) == len &&
+			    !strncmp(word, names[i].word, len))
+				break;
+		if (i == sizeof(names) / sizeof(names[0]))
+			return false;
+		set |= names[i].rtr;
+		word += len + (word[len] == ',');
+	}
+	*rtr = set;
+	return set != 0;
 }
 
 const char *tool_pref_name(enum iw_mpa_pref p)
@@ -52,18 +66,14 @@ void tool_our_request(const struct iw_mpa_opts *o, char *out, size_t len)
 
 const char *tool_rtr_name(uint8_t rtr)
 {
-	switch (rtr) {
-	case 0:
-		return "none";
-	case IW_RTR_SEND:
-		return "send";
-	case IW_RTR_WRITE:
-		return "write";
-	case IW_RTR_READ:
-		return "read";
-	default:
-		return "several";
-	}
+	static const char *const names[] = {
+		"none", "send", "write", "send,write",
+		"read", "send,read", "write,read", "send,write,read",
+	};
+
+	_Static_assert(IW_RTR_SEND == 1 && IW_RTR_WRITE == 2 && IW_RTR_READ == 4,
+		       "names[] is indexed by the RTR bits");
+	return names[rtr & 7];
 }
 
 /* A number of octets, with an optional k, m or g suffix (powers of 2). */
