@@ -716,6 +716,43 @@ START_TEST(debug_log_names_the_handshake_and_the_addresses)
 	ck_assert_ptr_nonnull(strstr(log, "MPA Reply: rev 2"));
 	ck_assert_ptr_nonnull(strstr(log, "established as initiator"));
 	ck_assert_ptr_nonnull(strstr(log, "127.0.0.1:"));
+	/* by default the initiator's first FPDU waits out the handshake */
+	ck_assert_ptr_nonnull(strstr(log, "the first FPDU waits"));
+}
+END_TEST
+
+/*
+ * The initiator's first FPDU waits as long as asked after the Reply (for
+ * Linux siw, which can miss one that comes too soon); 0 does not wait.
+ */
+START_TEST(first_fpdu_waits_as_long_as_asked)
+{
+	static const uint32_t delay_us[] = { 300000, 0 };
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge s, r;
+	struct iw_wc wc;
+	long long t0, dt;
+
+	e2e_opts_default(&o);
+	o.client.first_fpdu_delay_us = delay_us[_i];
+	e2e_connect(&e, &o);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 64, e.s.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(e.s.qp,
+				      &(struct iw_recv_wr){ 1, NULL, &r, 1 },
+				      NULL),
+			 0);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+	t0 = now_ms();
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND }, NULL), 0);
+	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
+	dt = now_ms() - t0;
+	if (delay_us[_i])
+		ck_assert_msg(dt >= 250, "arrived after %lld ms", dt);
+	else
+		ck_assert_msg(dt < 250, "held for %lld ms", dt);
+	e2e_teardown(&e);
 }
 END_TEST
 
@@ -1032,6 +1069,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, cq_fd_signals_armed_and_solicited_completions);
 	tcase_add_test(tc, qp_attached_to_a_connection_cannot_be_reused_or_destroyed);
 	tcase_add_test(tc, debug_log_names_the_handshake_and_the_addresses);
+	tcase_add_loop_test(tc, first_fpdu_waits_as_long_as_asked, 0, 2);
 	tcase_add_test(tc, stalled_peer_stops_us_at_the_queue_depth);
 	tcase_add_test(tc, two_threads_post_while_the_progress_thread_runs);
 	tcase_add_test(tc, application_event_base_drives_progress);

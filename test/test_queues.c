@@ -94,7 +94,9 @@ START_TEST(receive_slot_frees_when_its_completion_is_polled)
 	for (uint64_t i = 0; i < DEPTH; i++)
 		ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
 			.wr_id = i, .sg_list = &s, .num_sge = 1,
-			.opcode = IW_WR_SEND }, NULL), 0);
+			.opcode = IW_WR_SEND, .send_flags = IW_SEND_SIGNALED },
+			NULL), 0);
+	e2e_poll(e.c.cq, wc, DEPTH, E2E_WAIT_MS); /* room for the Write */
 	/* a Write behind the Sends: once it lands, every Send has */
 	e.s.buf[100] = 0;
 	e.c.buf[100] = 0x5a;

@@ -25,7 +25,7 @@
 
 #define PROG "iwarp-ping"
 #define WAIT_MS 10000
-#define MIN_SIZE 26 /* "rdma-ping-2147483647: " and a NUL, as rping */
+#define MIN_SIZE 23 /* the least rping takes */
 #define ADV_LEN 16  /* buf be64, rkey be32, size be32 */
 
 struct ping {
@@ -538,6 +538,7 @@ static void usage(FILE *f)
 		"options: -d (debug), --crc on|off|follow, --markers on|off|follow,\n"
 		"         --mpa-rev 1|2, --rtr none|send|write|read[,...],\n"
 		"         --private-data N (octets in our MPA frame),\n"
+		"         --first-fpdu-delay USEC (client: hold the first FPDU),\n"
 		"         --wrong-rkey (server: Write back with a key never granted)\n");
 }
 
@@ -551,6 +552,7 @@ int main(int argc, char **argv)
 		{ "loopback", no_argument, NULL, 'L' },
 		{ "private-data", required_argument, NULL, 'D' },
 		{ "wrong-rkey", no_argument, NULL, 'K' },
+		{ "first-fpdu-delay", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -623,6 +625,10 @@ int main(int argc, char **argv)
 		}
 		case 'K':
 			p.wrong_rkey = true;
+			break;
+		case 'F':
+			p.mpa.first_fpdu_delay_us =
+				(uint32_t)strtoul(optarg, NULL, 0);
 			break;
 		case 'L':
 			p.loopback = true;

@@ -209,6 +209,7 @@ void iw_mpa_opts_default(struct iw_mpa_opts *o)
 		.request_timeout_ms = 5000,
 		/* siw takes 256 octets, four of them the IRD/ORD words */
 		.max_private_data = 252,
+		.first_fpdu_delay_us = IW_FIRST_FPDU_DELAY_AUTO,
 	};
 }
 
@@ -483,7 +484,10 @@ void cm_stream_ended(struct iw_cm_id *id, int err)
 		 type == IW_CM_EVENT_CONNECT_ERROR && id->peer.revision);
 }
 
-/* No MPA Reply (initiator) or Request (responder) came in time. */
+/*
+ * No MPA Reply (initiator) or Request (responder) came in time, or the
+ * initiator's first FPDU has waited as long as it was asked to.
+ */
 static void on_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	struct iw_cm_id *id = arg;
@@ -491,8 +495,10 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	pthread_mutex_lock(&id->lock);
-	if (id->state == ID_TCP_CONNECT || id->state == ID_REQ_SENT ||
-	    id->state == ID_REQ_WAIT) {
+	if (id->tx_hold) {
+		conn_release_hold(id);
+	} else if (id->state == ID_TCP_CONNECT || id->state == ID_REQ_SENT ||
+		   id->state == ID_REQ_WAIT) {
 		iw_log_id(id, "timed out waiting for %s",
 			  id->state == ID_REQ_WAIT	  ? "the MPA Request"
 			  : id->state == ID_REQ_SENT ? "the MPA Reply"

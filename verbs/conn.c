@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -55,7 +56,7 @@ static int conn_tx_gather(void *arg, struct iovec *iov, int max,
 		iov[n++] = (struct iovec){ id->out + id->out_sent, frame };
 		max_bytes -= frame;
 	}
-	if (e && n < max && max_bytes)
+	if (e && !id->tx_hold && n < max && max_bytes)
 		n += rdmap_tx_gather(e, iov + n, max - n, max_bytes);
 	return n;
 }
@@ -180,6 +181,39 @@ static void timer_stop(struct iw_cm_id *id)
 		event_del_noblock(id->timer);
 }
 
+#define FIRST_FPDU_DELAY_MIN_US 1000
+#define FIRST_FPDU_DELAY_MAX_US 100000
+
+/*
+ * Linux siw sends its Reply before it points the socket at its QP, and an
+ * FPDU arriving in between waits unseen until more data comes.  A slow
+ * peer is slow there too, so by default the first FPDU waits as long as
+ * the handshake took, within bounds.
+ */
+static void hold_first_fpdu(struct iw_cm_id *id)
+{
+	uint32_t us = id->opts.first_fpdu_delay_us;
+	struct timeval tv;
+
+	if (us == IW_FIRST_FPDU_DELAY_AUTO) {
+		struct timespec now;
+		int64_t took;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		took = (now.tv_sec - id->req_sent.tv_sec) * 1000000 +
+		       (now.tv_nsec - id->req_sent.tv_nsec) / 1000;
+		us = took < FIRST_FPDU_DELAY_MIN_US   ? FIRST_FPDU_DELAY_MIN_US
+		     : took > FIRST_FPDU_DELAY_MAX_US ? FIRST_FPDU_DELAY_MAX_US
+						      : (uint32_t)took;
+	}
+	if (!us)
+		return;
+	iw_log_id(id, "the first FPDU waits %u us", us);
+	tv = (struct timeval){ us / 1000000, us % 1000000 };
+	id->tx_hold = true;
+	evtimer_add(id->timer, &tv);
+}
+
 /* Initiator: the peer's Reply arrived whole. */
 static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
 {
@@ -210,11 +244,27 @@ static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
 			cm_stream_ended(id, rc);
 		return;
 	}
+	hold_first_fpdu(id);
 	conn_established(id, &mp, true);
 	if (id->state == ID_CONNECTED) {
 		id->up = true;
 		cm_event(id, IW_CM_EVENT_ESTABLISHED, 0, true);
 	}
+}
+
+/* The first FPDU has waited long enough: what is queued goes now. */
+void conn_release_hold(struct iw_cm_id *id)
+{
+	int rc;
+
+	id->tx_hold = false;
+	if (id->state != ID_CONNECTED)
+		return;
+	rc = tp_kick(&id->tp);
+	if (rc)
+		cm_stream_ended(id, rc);
+	else
+		check_engine(id);
 }
 
 /* Responder: the peer's Request arrived whole; the application decides. */
@@ -325,6 +375,7 @@ static void conn_connected(void *arg, int err)
 		return;
 	}
 	id->state = ID_REQ_SENT;
+	clock_gettime(CLOCK_MONOTONIC, &id->req_sent);
 	iw_log_id(id, "TCP connected; MPA Request out (rev %u M%u C%u IRD %u "
 		      "ORD %u RTR 0x%x)",
 		  id->req.rev, id->req.m, id->req.c, id->req.ird, id->req.ord,

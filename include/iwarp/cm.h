@@ -97,7 +97,17 @@ struct iw_mpa_opts {
 	uint32_t request_timeout_ms; /* default 5000 */
 	/* ours, after IRD/ORD; default 252, at most 508 (revision 1: 512) */
 	uint16_t max_private_data;
+	/*
+	 * initiator: how long the first FPDU waits after the MPA Reply, in
+	 * microseconds.  Linux siw as responder misses an FPDU that arrives
+	 * while it is still handing the socket to its QP.  The default,
+	 * IW_FIRST_FPDU_DELAY_AUTO, waits as long as the handshake took,
+	 * at least 1 ms and at most 100 ms; 0 sends at once.
+	 */
+	uint32_t first_fpdu_delay_us;
 };
+
+#define IW_FIRST_FPDU_DELAY_AUTO UINT32_MAX
 
 struct iw_cm_channel *iw_create_cm_channel(struct iw_context *ctx);
 int iw_destroy_cm_channel(struct iw_cm_channel *ch);

@@ -1,0 +1,319 @@
+#!/bin/bash
+# libiwarp against the Linux kernel's siw, in a QEMU guest: every cell of
+# the interop matrix is a named test that passes or fails on its own, and
+# the run fails if any does.  Run by `make check-interop` from the build
+# directory (tools/ holds the programs under test).
+#
+#   IWARP_INTEROP_KEEP=1   keep the work directory (logs, traces, consoles)
+#   IWARP_INTEROP_ONLY=RE  run only the scenarios whose name matches RE
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+builddir=${abs_top_builddir:-$(pwd)}
+tools=$builddir/tools
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/iwarp-interop.XXXXXX")
+passed=0
+failed=0
+failures=
+
+TSHARK=(tshark --disable-heuristic rpcrdma_iwarp
+	-o tcp.relative_sequence_numbers:FALSE)
+
+cleanup() {
+	jobs -p | xargs -r kill 2>/dev/null
+	if [ "${IWARP_INTEROP_KEEP:-0}" = 1 ] || [ "$failed" -gt 0 ]; then
+		echo "interop: logs in $work"
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+say() { echo "interop: $*"; }
+
+# cell NAME STATUS WHY: one result of the matrix
+cell() {
+	if [ "$2" = ok ]; then
+		passed=$((passed + 1))
+		printf 'PASS: %s\n' "$1"
+	else
+		failed=$((failed + 1))
+		failures="$failures $1"
+		printf 'FAIL: %s: %s\n' "$1" "$3"
+	fi
+}
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 30000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+	echo 0
+}
+
+# wait_file PATH SECS: until PATH exists; false when it does not in time
+wait_file() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# run LOG SECS CMD...: the command's status, its output in LOG
+run() {
+	local log=$1 secs=$2
+	shift 2
+	timeout "$secs" "$@" >"$log" 2>&1
+}
+
+# The guest of scenario DIR boots in the background with its forwards.
+guest_start() {
+	local dir=$1
+	shift
+	"$here/boot.sh" -t 900 "$@" "$dir" >"$dir/boot.log" 2>&1 &
+	guest_pid=$!
+}
+
+guest_finish() {
+	local dir=$1 rc
+	touch "$dir/done"
+	wait "$guest_pid"
+	rc=$?
+	[ "$rc" -eq 0 ] || say "guest of ${dir##*/} ended with $rc: $(cat "$dir/boot.log")"
+	return "$rc"
+}
+
+# tshark judges a trace: every FPDU has a Good CRC32; prints the count
+crcs_good() {
+	local txt=$1.txt n good
+	"${TSHARK[@]}" -r "$1" -V >"$txt" 2>/dev/null
+	n=$(grep -c "CRC check:" "$txt")
+	good=$(grep -c "CRC check: .*(Good CRC32)" "$txt")
+	echo "$good/$n"
+	[ "$n" -gt 0 ] && [ "$good" -eq "$n" ]
+}
+
+# ---- siw serves (rping -s), libiwarp's iwarp-ping connects ---------------
+
+scenario_siw_server() {
+	local dir=$work/siw-server hp log s
+	mkdir -p "$dir"
+	hp=$(free_port)
+	cat >"$dir/guest.sh" <<'EOF'
+rping -s -a 0.0.0.0 -p 7174 -P -S 65535 >rping-server.log 2>&1 &
+# listening: port 7174 (0x1C06) in state LISTEN (0A)
+for i in $(seq 100); do
+	grep -q ':1C06 00000000:0000 0A' /proc/net/tcp && break
+	sleep 0.1
+done
+touch ready
+while [ ! -f done ]; do sleep 0.2; done
+kill %1
+dmesg >dmesg.log
+EOF
+	guest_start "$dir" -f "$hp:7174"
+	if ! wait_file "$dir/ready" 120; then
+		cell siw-server/boot fail "the guest did not get ready"
+		guest_finish "$dir"
+		return
+	fi
+	ping=("$tools/iwarp-ping" -c -a 127.0.0.1 -p "$hp")
+
+	for s in 23 1024 65535; do
+		log=$dir/size-$s.log
+		if run "$log" 120 "${ping[@]}" -S "$s" -C 10 -V &&
+			grep -q "10 pings of $s octets .*all verified" "$log"; then
+			cell "siw-server/ping-$s" ok
+		else
+			cell "siw-server/ping-$s" fail "$(tail -n 2 "$log")"
+		fi
+	done
+	log=$dir/long.log
+	if run "$log" 300 "${ping[@]}" -S 1024 -C 1000 -V &&
+		grep -q "1000 pings of 1024 octets .*all verified" "$log"; then
+		cell siw-server/ping-1000-verified ok
+	else
+		cell siw-server/ping-1000-verified fail "$(tail -n 2 "$log")"
+	fi
+
+	# CRC asked for: siw must honour it; Wireshark checks every FPDU
+	log=$dir/crc-on.log
+	if IWARP_TRACE=$dir/crc-on.pcap run "$log" 120 "${ping[@]}" -S 4096 \
+		-C 10 -V -d --crc on && grep -q "CRC on" "$log" &&
+		good=$(crcs_good "$dir/crc-on.pcap"); then
+		cell siw-server/crc-on ok
+	else
+		cell siw-server/crc-on fail "CRCs ${good:-?}: $(tail -n 2 "$log")"
+	fi
+	log=$dir/crc-off.log
+	if IWARP_TRACE=$dir/crc-off.pcap run "$log" 120 "${ping[@]}" -S 4096 \
+		-C 10 -V -d --crc off && grep -q "CRC off" "$log" &&
+		! grep -q "CRC check" <("${TSHARK[@]}" -r "$dir/crc-off.pcap" -V 2>/dev/null); then
+		cell siw-server/crc-off ok
+	else
+		cell siw-server/crc-off fail "$(tail -n 2 "$log")"
+	fi
+
+	# MPA revision 1: siw's passive side gets IRD = ORD = 0, so the
+	# rping server's Read fails there; we must say so and not hang
+	log=$dir/rev1.log
+	run "$log" 60 "${ping[@]}" -S 1024 -C 3 -V --mpa-rev 1
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q "^iwarp-ping: " "$log"; then
+		cell siw-server/rev1-read-fails-cleanly ok
+	else
+		cell siw-server/rev1-read-fails-cleanly fail "exit $rc: $(tail -n 2 "$log")"
+	fi
+
+	# peer-to-peer: siw echoes the bit and picks one type we offered;
+	# exactly one RTR of that type leaves, with STag 1
+	for rtr in write read write,read; do
+		log=$dir/rtr-$rtr.log
+		want=${rtr%%,*}
+		if IWARP_TRACE=$dir/rtr-$rtr.pcap run "$log" 120 "${ping[@]}" \
+			-S 1024 -C 5 -V -d --rtr "$rtr" &&
+			grep -q "RTR $want, MULPDU" "$log" &&
+			rtr_frames "$dir/rtr-$rtr.pcap" "$want" >"$log.rtr"; then
+			cell "siw-server/rtr-$rtr" ok
+		else
+			cell "siw-server/rtr-$rtr" fail "$(tail -n 2 "$log") $(cat "$log.rtr" 2>/dev/null)"
+		fi
+	done
+
+	# markers: siw refuses them with R set
+	log=$dir/markers.log
+	run "$log" 60 "${ping[@]}" -C 1 --markers on
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q "rejected the connection (R bit): peer MPA rev 2, M0 C0 R1" "$log"; then
+		cell siw-server/markers-refused ok
+	else
+		cell siw-server/markers-refused fail "exit $rc: $(cat "$log")"
+	fi
+
+	# private data: 252 octets after the IRD/ORD words pass, 300 do not
+	log=$dir/pd-252.log
+	if run "$log" 60 "${ping[@]}" -C 2 -V --private-data 252; then
+		cell siw-server/private-data-252 ok
+	else
+		cell siw-server/private-data-252 fail "$(tail -n 2 "$log")"
+	fi
+	log=$dir/pd-300.log
+	run "$log" 60 "${ping[@]}" -C 1 --private-data 300
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q "connection failed with 127.0.0.1:$hp (we asked" "$log"; then
+		cell siw-server/private-data-300-refused ok
+	else
+		cell siw-server/private-data-300-refused fail "exit $rc: $(cat "$log")"
+	fi
+
+	# we disconnect mid-transfer: said so, nothing hangs, siw serves on
+	log=$dir/interrupt.log
+	timeout 120 "${ping[@]}" -S 65535 -C 0 >"$log" 2>&1 &
+	pid=$!
+	sleep 5
+	kill -INT "$pid"
+	wait "$pid"
+	rc=$?
+	if [ "$rc" -eq 130 ] && grep -q "interrupted after [0-9]* pings" "$log" &&
+		run "$log.after" 60 "${ping[@]}" -C 2 -V; then
+		cell siw-server/disconnect-mid-transfer ok
+	else
+		cell siw-server/disconnect-mid-transfer fail "exit $rc: $(cat "$log")"
+	fi
+	guest_finish "$dir" || cell siw-server/guest fail "see $dir/console.log"
+}
+
+# rtr_frames PCAP TYPE: the first FPDU of the stream is our one RTR, a
+# zero-length Write or Read Request with STag 1, and none other follows
+rtr_frames() {
+	local fields ours first n
+	fields=$("${TSHARK[@]}" -r "$1" -Y iwarp_rdma -T fields -e tcp.srcport \
+		-e iwarp_rdma.opcode -e iwarp_mpa.ulpdulength -e iwarp_ddp.stag \
+		-e iwarp_rdma.rdmardsz -e iwarp_rdma.srcstag 2>/dev/null)
+	first=$(echo "$fields" | head -n 1)
+	ours=${first%%$'\t'*}
+	echo "first FPDU: $first"
+	case $2 in
+	write)
+		[[ $first == "$ours"$'\t0x00\t14\t0x00000001'* ]] || return 1
+		n=$(echo "$fields" | grep -c "^$ours"$'\t0x00\t14\t')
+		;;
+	read)
+		[[ $first == "$ours"$'\t0x01\t46\t\t0\t0x00000001' ]] || return 1
+		n=$(echo "$fields" | grep -c "^$ours"$'\t0x01\t46\t\t0\t')
+		;;
+	esac
+	echo "zero-length $2 frames from us: $n"
+	[ "$n" -eq 1 ]
+}
+
+# ---- siw connects (rping -c), libiwarp's iwarp-ping serves ----------------
+
+scenario_siw_client() {
+	local dir=$work/siw-client hp tp pid tpid
+	mkdir -p "$dir"
+	hp=$(free_port)
+	tp=$(free_port)
+	IWARP_TRACE=$dir/server.pcap "$tools/iwarp-ping" -s -a 127.0.0.1 \
+		-p "$hp" -P -S 65535 -d >"$dir/server.log" 2>&1 &
+	pid=$!
+	"$tools/iwarp-ping" -s -a 127.0.0.1 -p "$tp" -S 1024 --wrong-rkey \
+		>"$dir/terminate.log" 2>&1 &
+	tpid=$!
+	cat >"$dir/guest.sh" <<EOF
+ping() {
+	name=\$1
+	shift
+	rping -c -a 10.0.2.100 -p $hp "\$@" >"\$name.log" 2>&1
+	echo "\$name \$?" >>results
+}
+for s in 23 1024 65535; do
+	ping size-\$s -S \$s -C 10 -V
+done
+ping long -S 1024 -C 1000 -V
+rping -c -a 10.0.2.100 -p $tp -S 1024 -C 1 -V >terminate.log 2>&1
+echo "terminate \$?" >>results
+dmesg >dmesg.log
+EOF
+	guest_start "$dir" -g "$hp:$hp" -g "$tp:$tp"
+	wait "$guest_pid"
+	for s in 23 1024 65535; do
+		grep -q "^size-$s 0$" "$dir/results" 2>/dev/null &&
+			cell "siw-client/ping-$s" ok ||
+			cell "siw-client/ping-$s" fail "$(cat "$dir/size-$s.log" 2>/dev/null)"
+	done
+	grep -q "^long 0$" "$dir/results" 2>/dev/null &&
+		cell siw-client/ping-1000-verified ok ||
+		cell siw-client/ping-1000-verified fail "$(tail -n 3 "$dir/long.log" 2>/dev/null)"
+	# siw initiates with revision 2 enhanced, and we take it
+	grep -q "MPA Request: rev 2 M0 C0, IRD 1 ORD 1" "$dir/server.log" &&
+		cell siw-client/siw-initiates-rev2-enhanced ok ||
+		cell siw-client/siw-initiates-rev2-enhanced fail "$(head -n 5 "$dir/server.log")"
+	# a Write to an STag siw never granted: siw's Terminate, in words
+	wait "$tpid"
+	rc=$?
+	if [ "$rc" -eq 1 ] &&
+		grep -q "Terminate received: layer 1 type 1 code 0x00 (DDP tagged buffer error: invalid STag)" \
+			"$dir/terminate.log"; then
+		cell siw-client/siw-terminate-reported ok
+	else
+		cell siw-client/siw-terminate-reported fail "exit $rc: $(cat "$dir/terminate.log")"
+	fi
+	kill "$pid" 2>/dev/null
+	wait "$pid"
+}
+
+# ---------------------------------------------------------------------------
+
+"$here/build-guest.sh" || { say "cannot build the guest"; exit 1; }
+for s in siw_server siw_client; do
+	[[ $s =~ ${IWARP_INTEROP_ONLY:-.} ]] || continue
+	say "scenario ${s//_/-}"
+	"scenario_$s"
+done
+say "$passed passed, $failed failed${failures:+:$failures}"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
