@@ -307,10 +307,73 @@ EOF
 	wait "$pid"
 }
 
+# ---- side by side in one guest: siw<->siw and libiwarp<->libiwarp --------
+
+# Copies iwarp-perf and the libraries it needs (not the C library) into
+# DIR/bin and DIR/lib, to run in the guest.
+stage_perf() {
+	local dir=$1 lib
+	mkdir -p "$dir/bin" "$dir/lib"
+	cp "$tools/.libs/iwarp-perf" "$dir/bin/"
+	LD_LIBRARY_PATH=$builddir/.libs ldd "$tools/.libs/iwarp-perf" |
+		awk '$3 ~ /^\// { print $3 }' | while read -r lib; do
+		case ${lib##*/} in libc.so.*) ;; *) cp -L "$lib" "$dir/lib/" ;; esac
+	done
+}
+
+scenario_side_by_side() {
+	local dir=$work/side-by-side
+	mkdir -p "$dir"
+	stage_perf "$dir"
+	cat >"$dir/guest.sh" <<'GUEST'
+# a perftest bandwidth run over siw0: the client's average Gbit/s
+perftest() {
+	t=$1 s=$2 n=$3
+	"ib_${t}_bw" -R -d siw0 -F --report_gbits -s "$s" -n "$n" \
+		>"srv-$t-$s.log" 2>&1 &
+	for i in $(seq 30); do
+		sleep 1
+		"ib_${t}_bw" -R -d siw0 -F --report_gbits -s "$s" -n "$n" \
+			10.0.2.15 >"cli-$t-$s.log" 2>&1 && break
+	done
+	wait
+	# a Send's bandwidth is what its receiver, the server, counted
+	log=cli-$t-$s.log
+	[ "$t" = send ] && log=srv-$t-$s.log
+	awk -v s="$s" '$1 == s && NF >= 4 { g = $4 } END { print g }' "$log"
+}
+# the same over libiwarp, both ends in one process over lo
+ours() {
+	LD_LIBRARY_PATH=$SHARE/lib ./bin/iwarp-perf --loopback --json \
+		-t "$1" -s "$2" -n "$3" 2>"ours-$1-$2.log" |
+		sed -n 's/.*"gbps":\([0-9.]*\).*/\1/p'
+}
+for t in write read send; do
+	for sn in 4096:2000 65536:500 1048576:100; do
+		s=${sn%:*} n=${sn#*:}
+		echo "$t $s $(perftest "$t" "$s" "$n") $(ours "$t" "$s" "$n")" >>results
+	done
+done
+GUEST
+	guest_start "$dir"
+	wait "$guest_pid"
+	if [ "$(awk 'NF == 4' "$dir/results" 2>/dev/null | wc -l)" -eq 9 ]; then
+		cell side-by-side/measured ok
+	else
+		cell side-by-side/measured fail "$(cat "$dir/results" 2>/dev/null)"
+	fi
+	{
+		echo "| test | size | siw<->siw Gbit/s | libiwarp<->libiwarp Gbit/s | ratio |"
+		echo "|---|---|---|---|---|"
+		awk 'NF == 4 { printf "| %s | %s | %s | %s | %.2f |\n", $1, $2, $3, $4, ($3 > 0 ? $4 / $3 : 0) }' \
+			"$dir/results" 2>/dev/null
+	} | tee "$work/side-by-side.md"
+}
+
 # ---------------------------------------------------------------------------
 
 "$here/build-guest.sh" || { say "cannot build the guest"; exit 1; }
-for s in siw_server siw_client; do
+for s in siw_server siw_client side_by_side; do
 	[[ $s =~ ${IWARP_INTEROP_ONLY:-.} ]] || continue
 	say "scenario ${s//_/-}"
 	"scenario_$s"
