@@ -284,7 +284,6 @@ struct rdmap_qp {
 	size_t tx_off; /* octets of the head FPDU already written */
 	size_t fpdu_bytes; /* wire octets of the built FPDUs */
 	bool tx_open;  /* the peer's first FPDU (or RTR) has arrived */
-	bool tx_started; /* an octet of our first FPDU has left */
 	bool rtr_sent;
 	bool term_queued;
 	struct rdmap_term term_out;

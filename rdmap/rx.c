@@ -385,11 +385,7 @@ int rdmap_rx_feed(struct rdmap_qp *qp, const uint8_t *p, size_t len)
 
 	if (qp->state != RDMAP_QP_RTS)
 		return qp->err ? qp->err : -IW_ECLOSED;
-	/* RFC 5044 7.1.2: the responder speaks after our first FPDU */
-	if (qp->conn.initiator && !qp->tx_started && len)
-		rc = -IW_EMPA_UNEXPECTED;
-	else
-		rc = mpa_rx_feed(&qp->mpa_rx, p, len);
+	rc = mpa_rx_feed(&qp->mpa_rx, p, len);
 	if (rc)
 		rdmap_fail(qp, rc);
 	return rc;

@@ -346,8 +346,6 @@ static void fpdu_sent(struct rdmap_qp *qp, const struct rdmap_fpdu *fp)
 /* @len octets of what rdmap_tx_gather() returned were written. */
 void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 {
-	if (len)
-		qp->tx_started = true;
 	qp->tx_off += len;
 	while (qp->fpdu_count &&
 	       qp->tx_off >= qp->fpdus[qp->fpdu_head % qp->n_fpdus].wire_len) {

@@ -138,9 +138,6 @@ static void deliver(struct pair *p, int to, const uint8_t *b, size_t len)
 
 int pair_inject(struct pair *p, int to, const uint8_t *b, size_t len)
 {
-	/* the octets left the other side's stream, bypassing its engine */
-	if (len)
-		p->s[1 - to].qp.tx_started = true;
 	deliver(p, to, b, len);
 	return p->s[to].feed_err;
 }

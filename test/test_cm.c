@@ -201,6 +201,45 @@ START_TEST(peer_hanging_up_mid_handshake_is_a_reset)
 }
 END_TEST
 
+/*
+ * A responder that sends its first FPDU right behind its Reply, in one
+ * segment (Linux siw does not wait for ours): the initiator takes both.
+ */
+START_TEST(fpdu_right_behind_the_reply_is_taken)
+{
+	static const uint8_t reply_and_send[] =
+		"MPA ID Rep Frame\x10\x02\x00\x04\x00\x01\x00\x01"
+		"\x00\x16\x41\x43\x00\x00\x00\x00\x00\x00\x00\x00"
+		"\x00\x00\x00\x01\x00\x00\x00\x00ping\x00\x00\x00\x00";
+	struct e2e_side c;
+	struct iw_sge r;
+	struct iw_wc wc;
+	char port[16], req[64];
+	int fd = raw_listen(port), conn;
+
+	client_open(&c);
+	r = (struct iw_sge){ (uintptr_t)c.buf, 64, c.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(c.qp, &(struct iw_recv_wr){ 5, NULL, &r, 1 },
+				      NULL),
+			 0);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	conn = accept(fd, NULL, NULL);
+	ck_assert_int_ge(conn, 0);
+	ck_assert_int_ge(read(conn, req, sizeof(req)), 20); /* the Request */
+	ck_assert_int_eq(write(conn, reply_and_send, sizeof(reply_and_send) - 1),
+			 (ssize_t)sizeof(reply_and_send) - 1);
+	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_poll(c.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc.wr_id, 5);
+	ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, 4);
+	ck_assert_mem_eq(c.buf, "ping", 4);
+	close(conn);
+	close(fd);
+	e2e_side_close(&c);
+}
+END_TEST
+
 START_TEST(silent_initiator_is_dropped_after_the_request_timeout)
 {
 	struct e2e_side s;
@@ -1043,6 +1082,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, address_refused_by_connect_itself_is_unreachable);
 	tcase_add_test(tc, silent_peer_times_out_waiting_for_the_reply);
 	tcase_add_test(tc, peer_hanging_up_mid_handshake_is_a_reset);
+	tcase_add_test(tc, fpdu_right_behind_the_reply_is_taken);
 	tcase_add_test(tc, silent_initiator_is_dropped_after_the_request_timeout);
 	tcase_add_test(tc, malformed_request_is_closed_without_a_reply);
 	tcase_add_test(tc, reject_sends_the_private_data_back);

@@ -284,39 +284,53 @@ static void request_arrived(struct iw_cm_id *id, const struct mpa_frame *req)
 	cm_event(id, IW_CM_EVENT_CONNECT_REQUEST, 0, true);
 }
 
+static int conn_rx_feed(void *arg, const uint8_t *p, size_t len);
+
 /*
- * Gathers the peer's frame.  Octets beyond it are a protocol error: before
- * we have answered nothing may follow a Request, and nothing may follow a
- * Reply before our first FPDU (siw closes on both, RFC 5044 7.1).
+ * Gathers the peer's frame.  Nothing may follow a Request before we have
+ * answered it.  A Reply may be followed at once by the responder's first
+ * FPDUs: RFC 5044 has the responder wait for ours, but Linux siw does
+ * not, and what it sends is taken once the connection is up.
  */
 static int handshake_rx(struct iw_cm_id *id, const uint8_t *p, size_t len,
 			bool want_reply)
 {
 	struct mpa_frame f;
+	size_t frame, take;
 	ssize_t n;
 
-	if (len > sizeof(id->in) - id->in_len) {
+	/* the header first, then as much as its private data length says */
+	frame = id->in_len < MPA_FRAME_HDR_LEN
+			? MPA_FRAME_HDR_LEN
+			: mpa_frame_peek_len(id->in, id->in_len);
+	if (frame > sizeof(id->in))
+		frame = sizeof(id->in);
+	take = frame - id->in_len < len ? frame - id->in_len : len;
+	memcpy(id->in + id->in_len, p, take);
+	id->in_len += take;
+	n = mpa_frame_decode(id->in, id->in_len, want_reply, MPA_MAX_PD_LEN,
+			     &f);
+	if (n == -EAGAIN && take < len)
+		return handshake_rx(id, p + take, len - take, want_reply);
+	if (n == -EAGAIN)
+		return 0;
+	if (n > 0 && !want_reply && take < len)
 		n = -IW_EMPA_UNEXPECTED;
-	} else {
-		memcpy(id->in + id->in_len, p, len);
-		id->in_len += len;
-		n = mpa_frame_decode(id->in, id->in_len, want_reply,
-				     MPA_MAX_PD_LEN, &f);
-		if (n == -EAGAIN)
-			return 0;
-		if (n > 0 && (size_t)n < id->in_len)
-			n = -IW_EMPA_UNEXPECTED;
-	}
 	if (n < 0) {
 		iw_log_id(id, "bad MPA %s: %s", want_reply ? "Reply" : "Request",
 			  iw_strerror((int)n));
 		cm_stream_ended(id, (int)n);
 		return (int)n;
 	}
-	if (want_reply)
-		reply_arrived(id, &f);
-	else
+	if (!want_reply) {
 		request_arrived(id, &f);
+		return 0;
+	}
+	reply_arrived(id, &f);
+	if (take < len && id->state == ID_CONNECTED) {
+		iw_log_id(id, "%zu octets right behind the Reply", len - take);
+		return conn_rx_feed(id, p + take, len - take);
+	}
 	return 0;
 }
 
