@@ -140,6 +140,56 @@ int mpa_rx_eof(const struct mpa_rx *rx);
 size_t mpa_rx_payload_window(const struct mpa_rx *rx);
 int mpa_rx_payload_placed(struct mpa_rx *rx, const uint8_t *p, size_t len);
 
+/* ---- FPDU scanner (scan.c) ------------------------------------------ */
+
+/*
+ * Walks the FPDUs of one direction's whole byte stream held in memory, for
+ * tools that judge a capture.  Unlike the receiver it reports every field
+ * as found and keeps going after a bad CRC, marker or pad: the framing
+ * goes on by ULPDU_LENGTH, so one pass can name every violation.
+ */
+
+/* Markers one FPDU can hold at most (a 65535-octet ULPDU spans 130). */
+#define MPA_SCAN_MAX_MARKERS 131
+
+struct mpa_scan_marker {
+	uint64_t off;	   /* stream offset, counted from the first FPDU */
+	uint16_t reserved; /* the 16 bits before FPDUPTR */
+	uint16_t fpduptr;
+	uint64_t want;	   /* the FPDUPTR RFC 5044 section 4.3 asks for here */
+	bool ok;	   /* fpduptr == want */
+};
+
+struct mpa_scan_fpdu {
+	uint64_t off;	   /* stream offset of the first octet (a leading marker's) */
+	uint64_t hdr_off;  /* stream offset of ULPDU_LENGTH */
+	uint64_t wire_len; /* octets on the wire; when incomplete, octets present */
+	bool have_len;	   /* ULPDU_LENGTH was read */
+	uint16_t ulpdu_len;
+	uint8_t pad_len;
+	bool pad_zero;
+	uint32_t crc_wire;     /* as read, least significant octet first */
+	uint32_t crc_computed; /* over markers, header, ULPDU and pad; CRC on only */
+	bool crc_ok;	       /* they match, or CRC is not in use */
+	uint16_t n_markers;
+	uint16_t n_bad_markers;
+	struct mpa_scan_marker marker[MPA_SCAN_MAX_MARKERS];
+};
+
+struct mpa_scanner {
+	const uint8_t *p; /* the whole stream of one direction */
+	size_t len;
+	size_t base; /* buffer offset of the first FPDU: stream offset 0 */
+	size_t pos;  /* buffer offset of the next FPDU */
+	bool markers;
+	bool crc;
+};
+
+void mpa_scan_init(struct mpa_scanner *s, const uint8_t *p, size_t len,
+		   size_t base, bool markers, bool crc);
+int mpa_scan_next(struct mpa_scanner *s, uint8_t *ulpdu, size_t cap,
+		  struct mpa_scan_fpdu *f);
+
 /* ---- Request/Reply frames (frame.c) --------------------------------- */
 
 /* RFC 6581 ready-to-receive message types, as a set of bits */

@@ -850,6 +850,7 @@ int main(void)
 	int failed;
 
 	srunner_add_suite(sr, mpa_frames_suite());
+	srunner_add_suite(sr, mpa_scan_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -31,5 +31,6 @@ int feed_cut(struct mpa_rx *rx, struct rx_log *l, struct rng *r,
 
 Suite *mpa_framing_suite(void);
 Suite *mpa_frames_suite(void);
+Suite *mpa_scan_suite(void);
 
 #endif /* IW_TEST_MPA_H */

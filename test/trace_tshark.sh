@@ -3,6 +3,7 @@
 # pings and bulk transfers in several framings dissects with a Good CRC32,
 # markers show up where they were negotiated, and nothing is malformed;
 # the only complaints allowed are tshark 4.0's two about revision 2.
+# iwarp-dump finds the same FPDUs and no violation.
 set -eu
 
 TSHARK=${TSHARK:-tshark}
@@ -45,6 +46,10 @@ judge() {
 	grep -E '^ +[0-9]+ +[A-Z]' "$work/$1.expert" |
 		grep -vE "Sequence +TCP|(Res|Rev) field is NOT set" >&2 &&
 		fail "$1: unexpected expert notes"
+	"$tools/iwarp-dump" "$pcap" >"$work/$1.dump" ||
+		fail "$1: iwarp-dump: $(grep -m 3 violation "$work/$1.dump")"
+	grep -q "^fpdus $fpdus violations 0$" "$work/$1.dump" ||
+		fail "$1: iwarp-dump: $(tail -n 1 "$work/$1.dump"), tshark $fpdus"
 	echo "$1: $fpdus FPDUs, all good, $markers markers"
 }
 
