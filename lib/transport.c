@@ -40,11 +40,12 @@
 static pthread_mutex_t traces_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tp_trace *traces;
 
-static struct tp_trace *trace_open(const char *path, int *err)
+static struct tp_trace *trace_open(const char *path, const char *key,
+				   int *err)
 {
 	struct tp_trace *t = calloc(1, sizeof(*t));
 
-	if (!t || !(t->path = strdup(path))) {
+	if (!t || !(t->path = strdup(key))) {
 		free(t);
 		*err = -ENOMEM;
 		return NULL;
@@ -65,15 +66,38 @@ static struct tp_trace *trace_open(const char *path, int *err)
  * ends of a connection live in this process, one shared trace is what
  * lets the passive end see that the active end already records it.
  */
+/*
+ * The file's name with its directory resolved, so that "a.pcap" and
+ * "./a.pcap" are one trace; the file itself may not exist yet.
+ */
+static char *trace_key(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir, *real, *key = NULL;
+
+	dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	real = dir ? realpath(dir, NULL) : NULL;
+	if (real && asprintf(&key, "%s/%s", real, slash ? slash + 1 : path) < 0)
+		key = NULL;
+	free(real);
+	free(dir);
+	return key ? key : strdup(path);
+}
+
 struct tp_trace *tp_trace_get(const char *path, int *err)
 {
+	char *key = trace_key(path);
 	struct tp_trace *t;
 
+	if (!key) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	pthread_mutex_lock(&traces_lock);
-	for (t = traces; t && strcmp(t->path, path); t = t->next)
+	for (t = traces; t && strcmp(t->path, key); t = t->next)
 		;
 	if (!t) {
-		t = trace_open(path, err);
+		t = trace_open(path, key, err);
 		if (t) {
 			t->next = traces;
 			traces = t;
@@ -82,6 +106,7 @@ struct tp_trace *tp_trace_get(const char *path, int *err)
 	if (t)
 		t->users++;
 	pthread_mutex_unlock(&traces_lock);
+	free(key);
 	return t;
 }
 

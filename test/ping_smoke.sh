@@ -62,4 +62,28 @@ server=
 [ "$status" -eq 1 ] || fail "server exit $status"
 grep -q "peer requires markers, which are disabled locally" "$work/server" ||
 	fail "server: $(cat "$work/server")"
+# a server busy with one client turns a second away, saying why
+port=$((port + 1))
+timeout 60 "$ping" -s -a 127.0.0.1 -p "$port" -S 1024 2>"$work/server" &
+server=$!
+sleep 0.5
+timeout 60 "$ping" -c -a 127.0.0.1 -p "$port" -C 0 -S 1024 >/dev/null 2>&1 &
+first=$!
+sleep 1
+if timeout 20 "$ping" -c -a 127.0.0.1 -p "$port" -C 1 2>"$work/second"; then
+	fail "a second client was served"
+fi
+grep -q 'it said "iwarp-ping: busy with another client"' "$work/second" ||
+	fail "second client: $(cat "$work/second")"
+kill -INT "$first"
+status=0
+wait "$first" || status=$?
+[ "$status" -eq 130 ] || fail "the first client ended with $status"
+wait "$server" || fail "server: $(cat "$work/server")"
+server=
+
+# a bad option value is a usage error
+status=0
+"$ping" --loopback -C x 2>/dev/null || status=$?
+[ "$status" -eq 2 ] || fail "-C x: exit $status"
 echo "ping_smoke: loopback verified, refusals named"

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -731,6 +732,123 @@ START_TEST(qp_attached_to_a_connection_cannot_be_reused_or_destroyed)
 }
 END_TEST
 
+/*
+ * Walks a pcap file of IPv4 packets record by record: the number of TCP
+ * connections it opens (SYN without ACK), or -1 when the records do not
+ * end exactly at the end of the file.
+ */
+static int pcap_connections(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t hdr[24], rec[16], pkt[64];
+	int syns = 0;
+	bool ok;
+
+	if (!f)
+		return -1;
+	ok = fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr);
+	while (ok && fread(rec, 1, sizeof(rec), f) == sizeof(rec)) {
+		uint32_t incl = (uint32_t)rec[8] | (uint32_t)rec[9] << 8 |
+				(uint32_t)rec[10] << 16 | (uint32_t)rec[11] << 24;
+
+		ok = incl >= 54 && incl <= 262144 &&
+		     fread(pkt, 1, 54, f) == 54 &&
+		     fseek(f, incl - 54, SEEK_CUR) == 0;
+		/* Ethernet 14, IPv4 20, TCP flags at 13 */
+		syns += ok && (pkt[14 + 20 + 13] & 0x12) == 0x02;
+	}
+	if (ok) {
+		long end = ftell(f);
+
+		fseek(f, 0, SEEK_END);
+		ok = end == ftell(f);
+	}
+	fclose(f);
+	return ok ? syns : -1;
+}
+
+/*
+ * Two contexts naming one trace file two ways write it together: each
+ * connection once, none overwriting another.
+ */
+START_TEST(contexts_naming_one_trace_share_it)
+{
+	char dir[] = "/tmp/iwarp-trace-XXXXXX", path[64], cwd[4096];
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge s, r;
+	struct iw_wc wc;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(chdir(dir), 0);
+	e2e_opts_default(&o);
+	memset(&e, 0, sizeof(e));
+	setenv("IWARP_TRACE", "t.pcap", 1);
+	e2e_side_open(&e.c, &o);
+	setenv("IWARP_TRACE", "./t.pcap", 1);
+	e2e_side_open(&e.s, &o);
+	unsetenv("IWARP_TRACE");
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
+			 0);
+	{
+		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+
+		e.s.id = ev->id;
+		iw_ack_cm_event(ev);
+	}
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	/* enough octets that two writers of one file would overwrite */
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, (uint32_t)e.s.len,
+			     e.s.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(e.s.qp, &(struct iw_recv_wr){ 1, NULL, &r, 1 },
+				      NULL), 0);
+	e2e_fill(e.c.buf, e.c.len, 3);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, (uint32_t)e.c.len,
+			     e.c.mr->lkey };
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND }, NULL), 0);
+	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
+	/* a connection only the server's context sees */
+	close(raw_connect(e.port));
+	/* and one only the client's context sees: to a plain TCP socket */
+	{
+		struct iw_cq *cq = iw_create_cq(e.c.ctx, 2, NULL);
+		struct iw_qp_init_attr qa = {
+			.send_cq = cq, .recv_cq = cq,
+			.cap = { .max_send_wr = 1, .max_recv_wr = 1 },
+		};
+		struct iw_qp *qp = iw_create_qp(e.c.pd, &qa);
+		struct iw_cm_id *id = iw_create_id(e.c.ch, NULL);
+		char port[16];
+		int fd = raw_listen(port), conn;
+
+		ck_assert_ptr_nonnull(qp);
+		ck_assert_int_eq(iw_connect(id, "127.0.0.1", port, qp, NULL), 0);
+		conn = accept(fd, NULL, NULL);
+		ck_assert_int_ge(conn, 0);
+		close(conn);
+		e2e_expect(e.c.ch, IW_CM_EVENT_CONNECT_ERROR, E2E_WAIT_MS);
+		ck_assert_int_eq(iw_destroy_id(id), 0);
+		ck_assert_int_eq(iw_destroy_qp(qp), 0);
+		ck_assert_int_eq(iw_destroy_cq(cq), 0);
+		close(fd);
+	}
+	e2e_teardown(&e);
+	ck_assert_int_eq(chdir(cwd), 0);
+	snprintf(path, sizeof(path), "%s/t.pcap", dir);
+	/* the pair once and each one-sided connection, in one whole file */
+	ck_assert_int_eq(pcap_connections(path), 3);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(debug_log_names_the_handshake_and_the_addresses)
 {
 	struct e2e_opts o;
@@ -1109,6 +1227,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, cq_fd_signals_armed_and_solicited_completions);
 	tcase_add_test(tc, qp_attached_to_a_connection_cannot_be_reused_or_destroyed);
 	tcase_add_test(tc, debug_log_names_the_handshake_and_the_addresses);
+	tcase_add_test(tc, contexts_naming_one_trace_share_it);
 	tcase_add_loop_test(tc, first_fpdu_waits_as_long_as_asked, 0, 2);
 	tcase_add_test(tc, stalled_peer_stops_us_at_the_queue_depth);
 	tcase_add_test(tc, two_threads_post_while_the_progress_thread_runs);

@@ -63,6 +63,7 @@ static void on_signal(int sig)
 }
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int fail(const char *fmt, ...)
 {
@@ -74,6 +75,19 @@ static int fail(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return 1;
+}
+
+/* A bad option value: said in one line, exit status 2 as for usage. */
+static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
 }
 
 static int open_device(struct ping *p)
@@ -172,6 +186,17 @@ static int advertise(struct ping *p, const uint8_t *buf, uint32_t len,
 
 #define PING_INTERRUPTED 3
 
+/* One client at a time: another one is told so, in the Reply. */
+static void refuse_busy(struct iw_cm_event *ev)
+{
+	static const char busy[] = "iwarp-ping: busy with another client";
+	struct iw_cm_id *id = ev->id;
+
+	iw_ack_cm_event(ev);
+	iw_reject(id, busy, sizeof(busy) - 1);
+	iw_destroy_id(id);
+}
+
 /*
  * Waits until the completions in @want have all come (each opcode once).
  * A receive is replaced at once, as rping does.  Returns 0, 1 on failure,
@@ -190,6 +215,10 @@ static int wait_for(struct ping *p, unsigned int want)
 		if (rc == 0)
 			return fail("no completion from %s within %d s", p->where,
 				    WAIT_MS / 1000);
+		if (rc < 0 && ev->event == IW_CM_EVENT_CONNECT_REQUEST) {
+			refuse_busy(ev);
+			continue;
+		}
 		if (rc < 0) {
 			bool clean = ev->event == IW_CM_EVENT_DISCONNECTED;
 
@@ -578,12 +607,17 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			if (!tool_parse_size(optarg, &p.size))
-				return fail("bad size: %s", optarg);
+				return bad_usage("bad size: %s", optarg);
 			break;
-		case 'C':
-			p.count = strtol(optarg, NULL, 0);
+		case 'C': {
+			char *end;
+
+			p.count = strtol(optarg, &end, 0);
+			if (*optarg == '\0' || *end || p.count < 0)
+				return bad_usage("-C takes a count, 0 for no end");
 			count_set = true;
 			break;
+		}
 		case 'v':
 			p.verbose = true;
 			break;
@@ -598,27 +632,29 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			if (!tool_parse_pref(optarg, &p.mpa.crc))
-				return fail("--crc takes on, off or follow");
+				return bad_usage("--crc takes on, off or follow");
 			break;
 		case 'M':
 			if (!tool_parse_pref(optarg, &p.mpa.markers))
-				return fail("--markers takes on, off or follow");
+				return bad_usage("--markers takes on, off or follow");
 			break;
 		case 'E':
 			p.mpa.revision = (uint8_t)atoi(optarg);
 			if (p.mpa.revision != 1 && p.mpa.revision != 2)
-				return fail("--mpa-rev takes 1 or 2");
+				return bad_usage("--mpa-rev takes 1 or 2");
 			break;
 		case 'T':
 			if (!tool_parse_rtr(optarg, &p.mpa.rtr))
-				return fail("--rtr takes none, or send, write, "
+				return bad_usage("--rtr takes none, or send, write, "
 					    "read separated by commas");
 			break;
 		case 'D': {
-			long n = strtol(optarg, NULL, 0);
+			char *end;
+			long n = strtol(optarg, &end, 0);
 
-			if (n < 0 || n > (long)sizeof(p.private_data))
-				return fail("--private-data takes 0 to %zu octets",
+			if (*optarg == '\0' || *end || n < 0 ||
+			    n > (long)sizeof(p.private_data))
+				return bad_usage("--private-data takes 0 to %zu octets",
 					    sizeof(p.private_data));
 			p.pd_len = (uint16_t)n;
 			break;
@@ -626,10 +662,16 @@ int main(int argc, char **argv)
 		case 'K':
 			p.wrong_rkey = true;
 			break;
-		case 'F':
-			p.mpa.first_fpdu_delay_us =
-				(uint32_t)strtoul(optarg, NULL, 0);
+		case 'F': {
+			char *end;
+			unsigned long us = strtoul(optarg, &end, 0);
+
+			if (*optarg == '\0' || *end || us >= UINT32_MAX)
+				return bad_usage("--first-fpdu-delay takes "
+						 "microseconds");
+			p.mpa.first_fpdu_delay_us = (uint32_t)us;
 			break;
+		}
 		case 'L':
 			p.loopback = true;
 			break;
@@ -646,9 +688,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (p.size < MIN_SIZE)
-		return fail("-S must be at least %d octets", MIN_SIZE);
+		return bad_usage("-S must be at least %d octets", MIN_SIZE);
 	if (p.client && !p.addr)
-		return fail("-c needs the server's address (-a)");
+		return bad_usage("-c needs the server's address (-a)");
 	/* private data: a pattern, as many octets as asked, all ours */
 	for (size_t i = 0; i < p.pd_len; i++)
 		p.private_data[i] = (uint8_t)('a' + i % 26);

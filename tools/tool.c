@@ -179,6 +179,23 @@ static void terminate_words(const struct iw_terminate_info *t, char *out,
 			 t->swapped_words ? t->swapped_words : "unknown");
 }
 
+/* A rejection's private data, when it reads as text: what the peer said. */
+static const char *said(const struct iw_cm_event *ev)
+{
+	static __thread char out[300];
+	const uint8_t *p = ev->private_data;
+	size_t n = ev->private_data_len;
+
+	if (!n || n > 256)
+		return "";
+	for (size_t i = 0; i < n; i++)
+		if (p[i] < 0x20 || p[i] > 0x7e)
+			return "";
+	snprintf(out, sizeof(out), "; it said \"%.*s\"", (int)n,
+		 (const char *)p);
+	return out;
+}
+
 /*
  * One line on why a connection failed or ended: the event and its reason;
  * for a handshake the peer's frame as it came, what we asked for (@ours,
@@ -201,8 +218,8 @@ void tool_explain(const char *prog, const char *where,
 	switch (ev->event) {
 	case IW_CM_EVENT_REJECTED:
 		peer_frame(&ev->peer, frame, sizeof(frame));
-		fprintf(stderr, "%s: %s rejected the connection (R bit): %s%s\n",
-			prog, where, frame, term);
+		fprintf(stderr, "%s: %s rejected the connection (R bit): %s%s%s\n",
+			prog, where, frame, term, said(ev));
 		return;
 	case IW_CM_EVENT_UNREACHABLE:
 		what = "cannot reach";
