@@ -6,44 +6,10 @@
 # data/siw-fixtures.txt records.
 set -eu
 
-TSHARK=${TSHARK:-tshark}
-if ! command -v "$TSHARK" >/dev/null 2>&1; then
-	echo "tshark not found: install the Debian package tshark" >&2
-	exit 99 # a hard error, not a skip
-fi
+. "$top_srcdir/test/testlib.sh"
+need_tshark
 
-dump="$abs_top_builddir/tools/iwarp-dump"
 data="$top_srcdir/test/data"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-tshark_r() {
-	pcap=$1
-	shift
-	"$TSHARK" --disable-heuristic rpcrdma_iwarp -r "$pcap" "$@" 2>/dev/null
-}
-
-# Runs iwarp-dump; fails unless it exits with $1.  Output in $work/out.
-run_dump() {
-	want=$1
-	shift
-	rc=0
-	"$dump" "$@" >"$work/out" 2>"$work/err" || rc=$?
-	[ "$rc" -eq "$want" ] ||
-		fail "iwarp-dump $*: exit $rc, not $want: $(grep -m 3 '^violation' "$work/out") $(cat "$work/err")"
-}
-
-# The summary's last line: "fpdus N violations M".
-totals() {
-	set -- $(tail -n 1 "$work/out")
-	[ "$#" -eq 4 ] && [ "$1" = fpdus ] && [ "$3" = violations ] ||
-		fail "no totals line: $(tail -n 1 "$work/out")"
-	fpdus=$2 violations=$4
-}
-
 n=0
 for pcap in "$data"/captures/*.pcap; do
 	name=$(basename "$pcap" .pcap)

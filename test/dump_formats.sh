@@ -5,22 +5,12 @@
 # output.  Usage errors and unreadable input exit with 2.
 set -eu
 
-TSHARK=${TSHARK:-tshark}
+. "$top_srcdir/test/testlib.sh"
+need_tshark
 EDITCAP=${EDITCAP:-editcap}
-for tool in "$TSHARK" "$EDITCAP"; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "$tool not found: install the Debian package tshark" >&2
-		exit 99 # a hard error, not a skip
-	fi
-done
+need "$EDITCAP" tshark
 
 dump="$abs_top_builddir/tools/iwarp-dump"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
 ./mpa_wire_trace "$work/eth.pcap" >/dev/null
 "$dump" "$work/eth.pcap" >"$work/eth.out" || fail "Ethernet: exit $?"

@@ -8,36 +8,11 @@
 # peer-to-peer RTR is recognised and Terminates are decoded.
 set -eu
 
-TSHARK=${TSHARK:-tshark}
-if ! command -v "$TSHARK" >/dev/null 2>&1; then
-	echo "tshark not found: install the Debian package tshark" >&2
-	exit 99 # a hard error, not a skip
-fi
+. "$top_srcdir/test/testlib.sh"
+need_tshark
 
 dump="$abs_top_builddir/tools/iwarp-dump"
 data="$top_srcdir/test/data"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-run_dump() {
-	want=$1
-	shift
-	rc=0
-	"$dump" "$@" >"$work/out" 2>"$work/err" || rc=$?
-	[ "$rc" -eq "$want" ] ||
-		fail "iwarp-dump $*: exit $rc, not $want: $(grep -m 3 '^violation' "$work/out") $(cat "$work/err")"
-}
-
-totals() {
-	set -- $(tail -n 1 "$work/out")
-	[ "$#" -eq 4 ] && [ "$1" = fpdus ] ||
-		fail "no totals line: $(tail -n 1 "$work/out")"
-	fpdus=$2 violations=$4
-}
 
 # The frames of stream $2 whose segment starts at absolute sequence $3.
 frames_at() {

@@ -139,7 +139,7 @@ void e2e_poll(struct iw_cq *cq, struct iw_wc *wc, int n, int ms)
 	require(got == n, "%d of %d completions within %d ms", got, n, ms);
 }
 
-void e2e_connect(struct e2e *e, const struct e2e_opts *o)
+struct iw_cm_id *e2e_start(struct e2e *e, const struct e2e_opts *o)
 {
 	struct iw_cm_event *ev;
 
@@ -161,6 +161,12 @@ void e2e_connect(struct e2e *e, const struct e2e_opts *o)
 	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
 	e->s.id = ev->id;
 	iw_ack_cm_event(ev);
+	return e->s.id;
+}
+
+void e2e_connect(struct e2e *e, const struct e2e_opts *o)
+{
+	e2e_start(e, o);
 	ck_assert_int_eq(iw_accept(e->s.id, e->s.qp, &o->sparam), 0);
 	e2e_expect(e->s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
 	e2e_expect(e->c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);

@@ -42,6 +42,8 @@ struct e2e {
 void e2e_opts_default(struct e2e_opts *o);
 /* Both sides, each with its own context, connected; fails the test if not. */
 void e2e_connect(struct e2e *e, const struct e2e_opts *o);
+/* The same up to the server's CONNECT_REQUEST; returns the server's id. */
+struct iw_cm_id *e2e_start(struct e2e *e, const struct e2e_opts *o);
 void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o);
 void e2e_side_close(struct e2e_side *s);
 void e2e_teardown(struct e2e *e);

@@ -6,12 +6,7 @@
 set -eu
 
 perf="$abs_top_builddir/tools/iwarp-perf"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+. "$top_srcdir/test/testlib.sh"
 # the value of a top-level number field of a JSON row
 field() {
 	sed -n "s/^{\(.*\)\"tcp\".*/\1/; s/.*\"$2\":\([0-9.e+-]*\).*/\1/p" "$1"

@@ -5,17 +5,13 @@
 set -eu
 
 ping="$abs_top_builddir/tools/iwarp-ping"
-work=$(mktemp -d)
+. "$top_srcdir/test/testlib.sh"
 server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
 for opts in "" "--crc on --markers on" "--mpa-rev 1 --crc on" \
 	"--rtr send" "--rtr write" "--rtr read"; do

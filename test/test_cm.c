@@ -98,31 +98,6 @@ static void client_open(struct e2e_side *c)
 	ck_assert_ptr_nonnull(c->id);
 }
 
-/* Starts a connection with the given options; returns the server's id. */
-static struct iw_cm_id *start(struct e2e *e, const struct e2e_opts *o)
-{
-	struct iw_cm_event *ev;
-	struct iw_cm_id *id;
-
-	memset(e, 0, sizeof(*e));
-	e2e_side_open(&e->c, o);
-	e2e_side_open(&e->s, o);
-	e->listen = iw_create_id(e->s.ch, NULL);
-	ck_assert_int_eq(iw_set_mpa_opts(e->listen, &o->server), 0);
-	ck_assert_int_eq(iw_listen(e->listen, o->host, "0", 4), 0);
-	e2e_port(e->listen, e->port, sizeof(e->port));
-	e->c.id = iw_create_id(e->c.ch, NULL);
-	ck_assert_int_eq(iw_set_mpa_opts(e->c.id, &o->client), 0);
-	ck_assert_int_eq(iw_connect(e->c.id, o->host, e->port, e->c.qp,
-				    &o->cparam),
-			 0);
-	ev = e2e_event(e->s.ch, E2E_WAIT_MS);
-	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
-	id = e->s.id = ev->id;
-	iw_ack_cm_event(ev);
-	return id;
-}
-
 /* ---- failures to connect ------------------------------------------------ */
 
 START_TEST(closed_port_is_unreachable_refused_at_once)
@@ -298,7 +273,7 @@ START_TEST(reject_sends_the_private_data_back)
 	struct iw_cm_event *ev;
 
 	e2e_opts_default(&o);
-	start(&e, &o);
+	e2e_start(&e, &o);
 	ck_assert_int_eq(iw_reject(e.s.id, "go away", 7), 0);
 	ev = e2e_event(e.c.ch, E2E_WAIT_MS);
 	ck_assert_int_eq(ev->event, IW_CM_EVENT_REJECTED);
@@ -322,7 +297,7 @@ START_TEST(markers_required_by_initiator_refused_by_responder)
 	e2e_opts_default(&o);
 	o.client.markers = IW_MPA_ON;
 	o.server.markers = IW_MPA_OFF;
-	start(&e, &o);
+	e2e_start(&e, &o);
 	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL),
 			 -IW_EMPA_MARKERS_REFUSED);
 	ev = e2e_event(e.c.ch, E2E_WAIT_MS);
@@ -347,7 +322,7 @@ START_TEST(option_required_by_responder_refused_by_initiator)
 		o.server.crc = IW_MPA_ON;
 		o.client.crc = IW_MPA_OFF;
 	}
-	start(&e, &o);
+	e2e_start(&e, &o);
 	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
 	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
 	ck_assert_int_eq(e2e_expect(e.c.ch, IW_CM_EVENT_CONNECT_ERROR,
@@ -386,7 +361,7 @@ START_TEST(no_common_rtr_type_is_refused_by_the_responder)
 	e2e_opts_default(&o);
 	o.client.rtr = IW_RTR_SEND;
 	o.server.rtr = IW_RTR_WRITE | IW_RTR_READ;
-	start(&e, &o);
+	e2e_start(&e, &o);
 	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL),
 			 -IW_EMPA_NO_MATCHING_RTR);
 	e2e_expect(e.c.ch, IW_CM_EVENT_REJECTED, E2E_WAIT_MS);
@@ -417,7 +392,7 @@ START_TEST(private_data_is_limited_and_passed_verbatim)
 	o.client.max_private_data = 508;
 	o.cparam.private_data = pd;
 	o.cparam.private_data_len = 508;
-	start(&e, &o);
+	e2e_start(&e, &o);
 	/* the server's event gave it; the IRD/ORD words are not in it */
 	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, &o.sparam), 0);
 	ev = e2e_event(e.c.ch, E2E_WAIT_MS);
@@ -646,7 +621,7 @@ START_TEST(accept_with_a_queued_read_and_no_credit_is_refused)
 	e2e_opts_default(&o);
 	o.sparam.ord = 0;
 	o.sparam.ird = 1;
-	start(&e, &o);
+	e2e_start(&e, &o);
 	s = (struct iw_sge){ (uintptr_t)e.s.buf, 8, e.s.mr->lkey };
 	w.rdma.remote_addr = (uintptr_t)e.c.buf;
 	w.rdma.rkey = e.c.mr->rkey;

@@ -6,24 +6,9 @@
 # iwarp-dump finds the same FPDUs and no violation.
 set -eu
 
-TSHARK=${TSHARK:-tshark}
-if ! command -v "$TSHARK" >/dev/null 2>&1; then
-	echo "tshark not found: install the Debian package tshark" >&2
-	exit 99 # a hard error, not a skip
-fi
+. "$top_srcdir/test/testlib.sh"
+need_tshark
 tools="$abs_top_builddir/tools"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-tshark_r() {
-	file=$1
-	shift
-	"$TSHARK" --disable-heuristic rpcrdma_iwarp \
-		-o tcp.relative_sequence_numbers:FALSE -r "$file" "$@" 2>/dev/null
-}
 
 # judge NAME MARKERS: the trace $work/NAME.pcap
 judge() {

@@ -6,25 +6,9 @@
 # complaints allowed are tshark 4.0's two warnings about revision 2.
 set -eu
 
-TSHARK=${TSHARK:-tshark}
-if ! command -v "$TSHARK" >/dev/null 2>&1; then
-	echo "tshark not found: install the Debian package tshark" >&2
-	exit 99 # a hard error, not a skip
-fi
+. "$top_srcdir/test/testlib.sh"
+need_tshark
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-tshark_r() {
-	pcap=$1
-	shift
-	# the RPC-over-RDMA heuristic misreads Send payloads; absolute seqs
-	"$TSHARK" --disable-heuristic rpcrdma_iwarp \
-		-o tcp.relative_sequence_numbers:FALSE -r "$pcap" "$@" 2>/dev/null
-}
 
 ./mpa_wire_trace "$work/mpa.pcap" >"$work/expected.txt"
 set -- $(tail -n 1 "$work/expected.txt")

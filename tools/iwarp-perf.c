@@ -226,11 +226,9 @@ static int bad(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, PERF_PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vsay(PERF_PROG, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 2;
 }
 

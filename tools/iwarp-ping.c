@@ -69,11 +69,9 @@ static int fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vsay(PROG, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 1;
 }
 
@@ -82,11 +80,9 @@ static int bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vsay(PROG, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 2;
 }
 

@@ -37,11 +37,9 @@ int perf_fail(const char *fmt, ...)
 
 	if (!first_word())
 		return -1;
-	fprintf(stderr, PERF_PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_vsay(PERF_PROG, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return -1;
 }
 

@@ -21,6 +21,13 @@ bool tool_parse_pref(const char *word, enum iw_mpa_pref *pref)
 	return true;
 }
 
+void tool_vsay(const char *prog, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 /* "none", or one or more of send, write, read separated by commas. */
 bool tool_parse_rtr(const char *word, uint8_t *rtr)
 {

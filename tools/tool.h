@@ -7,11 +7,15 @@
 #ifndef IW_TOOL_H
 #define IW_TOOL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <iwarp/iwarp.h>
+
+/* "PROG: message" and a newline on stderr. */
+void tool_vsay(const char *prog, const char *fmt, va_list ap);
 
 /* --crc / --markers / --mpa-rev / --rtr values; false on a bad word. */
 bool tool_parse_pref(const char *word, enum iw_mpa_pref *pref);

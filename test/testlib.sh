@@ -1,0 +1,51 @@
+# What the test scripts share; sourced, not run.  Each script gets a work
+# directory removed on exit, fail(), and, after need_tshark, tshark_r.
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# A missing tool is a hard error (exit 99), never a skipped test.
+need() {
+	command -v "$1" >/dev/null 2>&1 ||
+		{ echo "$1 not found: install the Debian package $2" >&2; exit 99; }
+}
+
+TSHARK=${TSHARK:-tshark}
+need_tshark() {
+	need "$TSHARK" tshark
+}
+
+# tshark on a capture, with absolute TCP sequence numbers and without the
+# RPC-over-RDMA heuristic, which misreads Send payloads
+tshark_r() {
+	_pcap=$1
+	shift
+	"$TSHARK" --disable-heuristic rpcrdma_iwarp \
+		-o tcp.relative_sequence_numbers:FALSE -r "$_pcap" "$@" 2>/dev/null
+}
+
+# iwarp-dump with the arguments after $1; fails unless it exits with $1.
+# Its output is in $work/out.
+run_dump() {
+	_want=$1
+	shift
+	_rc=0
+	"$abs_top_builddir/tools/iwarp-dump" "$@" >"$work/out" 2>"$work/err" ||
+		_rc=$?
+	[ "$_rc" -eq "$_want" ] ||
+		fail "iwarp-dump $*: exit $_rc, not $_want: $(grep -m 3 '^violation' "$work/out") $(cat "$work/err")"
+}
+
+# The last line of iwarp-dump's summary, "fpdus N violations M", into
+# $fpdus and $violations.
+totals() {
+	set -- $(tail -n 1 "$work/out")
+	[ "$#" -eq 4 ] && [ "$1" = fpdus ] && [ "$3" = violations ] ||
+		fail "no totals line: $(tail -n 1 "$work/out")"
+	fpdus=$2 violations=$4
+}
