@@ -489,8 +489,10 @@ void dump_summary(struct dump *d)
 {
 	printf("\nsummary:\n");
 	for (struct dump_conn *c = d->conns; c; c = c->next) {
+		/* the Reply's revision is the one agreed, when there is one */
 		const struct dump_hs_frame *hf =
-			c->hs.req.rc == DUMP_HS_OK ? &c->hs.req : &c->hs.rep;
+			c->hs.rep.rc == DUMP_HS_OK ? &c->hs.rep : &c->hs.req;
+		uint64_t violations = c->violations, warnings = c->warnings;
 
 		if (!c->dir[0].len && !c->dir[1].len)
 			continue;
@@ -502,9 +504,13 @@ void dump_summary(struct dump *d)
 		printf("%s", conn_state(c));
 		if (c->decode)
 			printf(", CRC %s", c->crc ? "on" : "off");
+		for (int s = 0; s < 2; s++) {
+			violations += c->dir[s].st.violations;
+			warnings += c->dir[s].st.warnings;
+		}
 		printf(", violations %llu, warnings %llu\n",
-		       (unsigned long long)c->violations,
-		       (unsigned long long)c->warnings);
+		       (unsigned long long)violations,
+		       (unsigned long long)warnings);
 		for (int s = 0; s < 2; s++)
 			if ((c->decode && c->dir[s].len) ||
 			    c->dir[s].st.violations || c->dir[s].st.warnings)

@@ -375,9 +375,11 @@ void dump_rdmap_judge(struct dump *d, struct dump_conn *c, int side,
 	m->hdr_len = ddp_hdr_len(m->ddp.tagged);
 	m->payload_len = len - m->hdr_len;
 
-	if (dir->rd.terminated)
+	if (dir->rd.terminated && dir->rd.term_frame)
 		VIOLATION(&j, "FPDU after this direction's Terminate (frame %u)",
 			  dir->rd.term_frame);
+	else if (dir->rd.terminated) /* a raw file has no frame numbers */
+		VIOLATION(&j, "FPDU after this direction's Terminate");
 	check_versions(&j);
 	known = check_model(&j);
 	if (m->ddp.tagged)

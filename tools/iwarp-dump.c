@@ -132,7 +132,10 @@ static int load_raw(struct dump_dir *dir, const char *path)
 	return 0;
 }
 
-/* The raw files become one connection; the first file's side opened it. */
+/*
+ * The raw files become one connection; the side whose file opens with
+ * the Request key opened it, else the first file's.
+ */
 static int read_raw(struct dump *d, char **files, int n)
 {
 	struct dump_conn *c = dump_conn_new(d);
@@ -143,8 +146,6 @@ static int read_raw(struct dump *d, char **files, int n)
 		fprintf(stderr, PROG ": out of memory\n");
 		return -1;
 	}
-	if (n == MAX_RAW)
-		c->initiator = 0;
 	for (int i = 0; i < n && !rc; i++) {
 		names[i] = strdup(files[i]);
 		rc = names[i] ? load_raw(&c->dir[i], files[i]) : -1;
