@@ -154,8 +154,11 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	mpa_tx_init(&qp->mpa_tx, conn->mulpdu, conn->markers_tx, conn->crc);
 	mpa_rx_init(&qp->mpa_rx, &rdmap_mpa_rx_ops, qp, conn->max_ulpdu,
 		    conn->markers_rx, conn->crc);
-	/* RFC 5044/6581: the responder waits for the initiator's first FPDU */
-	qp->tx_open = conn->initiator;
+	/*
+	 * RFC 5044/6581: the responder waits for the initiator's first FPDU,
+	 * unless the application has said the initiator is ready for it
+	 */
+	qp->tx_open = conn->initiator || conn->responder_first;
 	qp->state = RDMAP_QP_RTS;
 	return conn->ord ? 0 : refuse_queued_reads(qp);
 }

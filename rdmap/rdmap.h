@@ -197,6 +197,7 @@ struct rdmap_conn {
 	uint16_t max_ulpdu; /* longest ULPDU we accept */
 	uint16_t ird, ord;
 	uint8_t rtr; /* peer-to-peer: the agreed enum mpa_rtr type, or 0 */
+	bool responder_first; /* no wait for the initiator's first FPDU */
 };
 
 /* A message being cut into segments. */

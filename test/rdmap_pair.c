@@ -58,6 +58,7 @@ void pair_init(struct pair *p, const struct pair_opts *o, struct rng *r)
 			.mulpdu = mpa_mulpdu(o->emss, o->markers),
 			.max_ulpdu = 0xffff,
 			.ird = o->ird, .ord = o->ord, .rtr = o->rtr,
+			.responder_first = o->responder_first,
 		};
 
 		s->cqe = calloc(PAIR_MAX_CQES, sizeof(*s->cqe));

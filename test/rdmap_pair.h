@@ -36,6 +36,7 @@ struct pair_opts {
 	uint16_t emss;	/* MULPDU derives from it */
 	uint16_t ird, ord;
 	uint8_t rtr;	/* peer-to-peer RTR type, 0 for none */
+	bool responder_first; /* the responder needs no first FPDU */
 	uint32_t sq_depth, rq_depth, max_sge, max_inline;
 	bool srq;	/* side 1 takes its receives from an SRQ */
 	bool record_wire;

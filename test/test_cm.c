@@ -216,6 +216,45 @@ START_TEST(fpdu_right_behind_the_reply_is_taken)
 }
 END_TEST
 
+/*
+ * responder_first: the server's Send leaves at once and the client, which
+ * has sent nothing, takes it; without the option it would wait.
+ */
+START_TEST(responder_first_sends_before_the_client_speaks)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge r, s;
+	struct iw_wc wc;
+
+	e2e_opts_default(&o);
+	o.server.responder_first = 1;
+	e2e_connect(&e, &o);
+	memcpy(e.s.buf, "server first", 12);
+	r = (struct iw_sge){ (uintptr_t)e.c.buf, 64, e.c.mr->lkey };
+	s = (struct iw_sge){ (uintptr_t)e.s.buf, 12, e.s.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(e.c.qp,
+				      &(struct iw_recv_wr){ 1, NULL, &r, 1 },
+				      NULL),
+			 0);
+	ck_assert_int_eq(iw_post_send(e.s.qp,
+				      &(struct iw_send_wr){
+					      .wr_id = 2, .sg_list = &s,
+					      .num_sge = 1,
+					      .opcode = IW_WR_SEND,
+					      .send_flags = IW_SEND_SIGNALED },
+				      NULL),
+			 0);
+	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, 12);
+	ck_assert_mem_eq(e.c.buf, "server first", 12);
+	o.server.responder_first = 2;
+	ck_assert_int_eq(iw_set_mpa_opts(e.listen, &o.server), -EINVAL);
+	e2e_teardown(&e);
+}
+END_TEST
+
 START_TEST(silent_initiator_is_dropped_after_the_request_timeout)
 {
 	struct e2e_side s;
@@ -1176,6 +1215,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, silent_peer_times_out_waiting_for_the_reply);
 	tcase_add_test(tc, peer_hanging_up_mid_handshake_is_a_reset);
 	tcase_add_test(tc, fpdu_right_behind_the_reply_is_taken);
+	tcase_add_test(tc, responder_first_sends_before_the_client_speaks);
 	tcase_add_test(tc, silent_initiator_is_dropped_after_the_request_timeout);
 	tcase_add_test(tc, malformed_request_is_closed_without_a_reply);
 	tcase_add_test(tc, reject_sends_the_private_data_back);

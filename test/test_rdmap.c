@@ -268,6 +268,42 @@ START_TEST(responder_sends_nothing_before_the_initiators_first_fpdu)
 END_TEST
 
 /*
+ * With responder_first (perftest's write lat server writes first; siw lets
+ * it) the responder's Send goes out at once and the initiator, which has
+ * sent nothing yet, takes it.
+ */
+START_TEST(responder_first_sends_before_the_initiator_and_is_taken)
+{
+	static uint8_t a[4096], b[4096];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+
+	pair_opts_default(&o);
+	o.responder_first = true;
+	setup(&p, &o, "first", 5);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)a, 100, sa };
+		struct rdmap_recv_wr rw = { 5, &rs, 1 };
+		struct rdmap_sge ss = { (uintptr_t)b, 10, sb };
+		struct rdmap_send_wr s = send_wr(6, RDMAP_WR_SEND, &ss, 1);
+
+		ck_assert_int_eq(rdmap_post_recv(&p.s[0].qp, &rw), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[1].qp, &s), 0);
+	}
+	ck_assert(rdmap_tx_pending(&p.s[1].qp));
+	pair_pump(&p);
+	ck_assert_int_eq(p.s[0].feed_err, 0);
+	ck_assert_uint_eq(p.s[0].qp.state, RDMAP_QP_RTS);
+	ck_assert_uint_eq(count_cqes(&p.s[0], true), 1);
+	ck_assert_uint_eq(count_cqes(&p.s[1], false), 1);
+	pair_fini(&p);
+}
+END_TEST
+
+/*
  * RFC 6581: the initiator's first FPDU is the agreed zero-length RTR (a
  * Send, a Write with a non-zero STag, or a Read), it completes nothing and
  * consumes no receive, and it opens the responder's side.  _i: the type.
@@ -912,6 +948,7 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, send_completes_after_an_earlier_outstanding_read);
 	tcase_add_test(tc, reads_in_flight_never_exceed_ord);
 	tcase_add_test(tc, responder_sends_nothing_before_the_initiators_first_fpdu);
+	tcase_add_test(tc, responder_first_sends_before_the_initiator_and_is_taken);
 	tcase_add_loop_test(tc, rtr_opens_the_responder_and_consumes_nothing, 0, 3);
 	tcase_add_test(tc, send_with_invalidate_and_solicited_event_are_reported);
 	tcase_add_test(tc, unsignaled_work_completes_silently_unless_it_fails);

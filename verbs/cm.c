@@ -267,6 +267,7 @@ int iw_set_mpa_opts(struct iw_cm_id *id, const struct iw_mpa_opts *o)
 			  o->revision != MPA_REVISION_2) ||
 	    o->crc > IW_MPA_ON || o->markers > IW_MPA_ON ||
 	    (o->rtr & ~(IW_RTR_SEND | IW_RTR_WRITE | IW_RTR_READ)) ||
+	    o->responder_first > 1 ||
 	    o->max_private_data > max_private_data(o->revision))
 		return -EINVAL;
 	pthread_mutex_lock(&id->lock);

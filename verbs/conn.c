@@ -107,6 +107,7 @@ static struct rdmap_conn conn_params(struct iw_cm_id *id,
 		.ird = mp->ird,
 		.ord = mp->ord,
 		.rtr = mp->rtr,
+		.responder_first = id->opts.responder_first,
 	};
 }
 

@@ -91,6 +91,9 @@ struct iw_mpa_opts {
 	uint8_t rtr;		 /* initiator: enum iw_rtr types offered
 				  * (peer-to-peer), 0: none; responder:
 				  * types accepted, 0: all */
+	/* responder: 1 sends without waiting for the initiator's first
+	 * FPDU (not RFC 5044's order; siw allows it), default 0 */
+	uint8_t responder_first;
 	/* initiator: TCP connect and MPA Reply, default 10000 */
 	uint32_t reply_timeout_ms;
 	/* responder: a connection without a Request is dropped, unseen */
