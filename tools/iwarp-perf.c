@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "perf.h"
+#include "perf_pt.h"
 
 #define DEFAULT_TIMEOUT_MS 10000
 
@@ -91,7 +92,8 @@ static void *loopback_server(void *arg)
 {
 	struct loopback *l = arg;
 
-	l->rc = perf_server_run(&l->o, l->ready_fd);
+	l->rc = l->o.perftest ? perf_pt_server(&l->o, l->ready_fd)
+			      : perf_server_run(&l->o, l->ready_fd);
 	close(l->ready_fd); /* a client still waiting for ports learns */
 	return NULL;
 }
@@ -134,7 +136,7 @@ static int run_loopback(struct perf_opts *o)
 	if (!rc) {
 		o->host = "127.0.0.1";
 		o->port = iw_port;
-		rc = run_client(o, tcp_port);
+		rc = o->perftest ? perf_pt_client(o) : run_client(o, tcp_port);
 	}
 	atomic_store(&l.client_gone, true);
 	pthread_join(th, NULL);
@@ -171,6 +173,15 @@ static void usage(FILE *f)
 "      --json               one JSON object per row, one per line\n"
 "  -e, --event              sleep on completion events instead of polling\n"
 "                           (write lat still watches memory, as it must)\n"
+"      --perftest           speak perftest's exchange (ib_{send,write,read}_\n"
+"                           {bw,lat} -R): with HOST a client of perftest's\n"
+"                           server, without one a server for its client.\n"
+"                           -t, -m bw|lat, -s, -a, -n, -D, -q (bw), -p and\n"
+"                           --duration (bw) mean what perftest's own do and\n"
+"                           must match the other side's; -n defaults to 1000\n"
+"                           (write bw: 5000) for every size, as perftest's\n"
+"      --rx-depth N         --perftest send tests: perftest's -r, receives\n"
+"                           posted for Sends (512, at most -n)\n"
 "      --crc on|off|follow, --markers on|off|follow, --mpa-rev 1|2\n"
 "      --timeout SECONDS    bound of every wait (10)\n"
 "      --max-size SIZE      server: largest buffer it registers (1g)\n"
@@ -180,7 +191,8 @@ static void usage(FILE *f)
 
 enum {
 	OPT_DURATION = 256, OPT_CRC, OPT_MARKERS, OPT_MPA_REV, OPT_TCP,
-	OPT_JSON, OPT_LOOPBACK, OPT_TIMEOUT, OPT_MAX_SIZE,
+	OPT_JSON, OPT_LOOPBACK, OPT_TIMEOUT, OPT_MAX_SIZE, OPT_PERFTEST,
+	OPT_RX_DEPTH,
 };
 
 static const struct option longopts[] = {
@@ -203,6 +215,8 @@ static const struct option longopts[] = {
 	{ "loopback", no_argument, NULL, OPT_LOOPBACK },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "perftest", no_argument, NULL, OPT_PERFTEST },
+	{ "rx-depth", required_argument, NULL, OPT_RX_DEPTH },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 }
 };
@@ -339,10 +353,36 @@ static int take_option(struct perf_opts *o, int opt, const char *arg,
 	case OPT_LOOPBACK:
 		o->loopback = true;
 		break;
+	case OPT_PERFTEST:
+		o->perftest = true;
+		break;
+	case OPT_RX_DEPTH:
+		if (!parse_num(arg, 1, PERF_MAX_DEPTH, &v))
+			return bad("--rx-depth takes 1 to %u", PERF_MAX_DEPTH);
+		o->rx_depth = (uint32_t)v;
+		break;
 	default:
 		usage(stderr);
 		return 2;
 	}
+	return 0;
+}
+
+/* What perftest's exchange has no room for. */
+static int settle_perftest(struct perf_opts *o)
+{
+	if (o->tcp)
+		return bad("--perftest runs no TCP comparison: no --tcp");
+	if (o->mode == PERF_RATE)
+		return bad("--perftest knows bw and lat, not rate");
+	if (o->mode == PERF_LAT && o->qps > 1)
+		return bad("perftest's lat tests run one QP: no -q");
+	if (o->mode == PERF_LAT && o->duration)
+		return bad("--perftest runs lat tests by count: no --duration");
+	if (o->duration && o->sweep)
+		return bad("-a and --duration exclude each other");
+	if (o->size > PT_SWEEP_MAX)
+		return bad("perftest's sizes end at 8 MiB");
 	return 0;
 }
 
@@ -360,7 +400,11 @@ static int settle(struct perf_opts *o, bool size_set, bool depth_set)
 									    : 2;
 	if (o->mode == PERF_LAT && depth_set && o->depth != 1)
 		return bad("lat runs one operation at a time: no -D");
-	return 0;
+	if (o->rx_depth && !o->perftest)
+		return bad("--rx-depth is perftest's: it needs --perftest");
+	if (!o->rx_depth)
+		o->rx_depth = PT_DEF_RX_DEPTH;
+	return o->perftest ? settle_perftest(o) : 0;
 }
 
 int main(int argc, char **argv)
@@ -394,6 +438,8 @@ int main(int argc, char **argv)
 		return rc;
 	if (o.loopback)
 		return run_loopback(&o);
+	if (o.perftest)
+		return o.host ? perf_pt_client(&o) : perf_pt_server(&o, -1);
 	if (o.host) {
 		char tcp_port[24];
 

@@ -36,6 +36,8 @@ struct perf_opts {
 	double duration;   /* seconds per size; 0: count iterations */
 	uint32_t qps, depth;
 	bool tcp, json, debug, loopback, event;
+	bool perftest;	   /* perftest's exchange instead of ours */
+	uint32_t rx_depth; /* perftest's -r: receives for Sends */
 	const char *host, *port;
 	int timeout_ms;	   /* bound of every wait */
 	uint64_t max_size; /* server: largest buffer it registers */

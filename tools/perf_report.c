@@ -80,16 +80,24 @@ static double ratio(const struct perf_opts *o, const struct figures *iw,
 static const char *lat_words(const struct perf_opts *o)
 {
 	if (o->mode != PERF_LAT && o->test == PERF_READ)
-		return "post to completion of each Read, DEPTH outstanding; "
-		       "TCP: request to the last octet of its answer";
+		return "post to completion of each Read, DEPTH outstanding";
 	if (o->mode != PERF_LAT)
 		return "post to completion, DEPTH outstanding (a Send or "
-		       "Write completes when handed to TCP); TCP: from the end "
-		       "of the message DEPTH before to the end of its writev";
+		       "Write completes when handed to TCP)";
 	if (o->test == PERF_READ)
-		return "one Read at a time, post to completion; TCP: request "
-		       "to the last octet of its answer";
+		return "one Read at a time, post to completion";
 	return "half the ping-pong round trip, as perftest reports it";
+}
+
+/* What the --tcp run times, where it differs from the iWARP run. */
+static const char *tcp_lat_words(const struct perf_opts *o)
+{
+	if (o->test == PERF_READ)
+		return "; TCP: request to the last octet of its answer";
+	if (o->mode != PERF_LAT)
+		return "; TCP: from the end of the message DEPTH before to the "
+		       "end of its writev";
+	return "";
 }
 
 void perf_report_header(const struct perf_opts *o, const char *conn_words)
@@ -100,7 +108,8 @@ void perf_report_header(const struct perf_opts *o, const char *conn_words)
 	       perf_mode_name(o->mode), perf_test_name(o->test), o->qps,
 	       o->qps > 1 ? "s" : "", o->mode == PERF_LAT ? 1 : o->depth,
 	       conn_words);
-	printf("# latency [us]: %s\n", lat_words(o));
+	printf("# latency [us]: %s%s\n", lat_words(o),
+	       o->tcp ? tcp_lat_words(o) : "");
 	if (o->tcp)
 		printf("# TCP: the same pattern on a TCP socket per QP "
 		       "(TCP_NODELAY); ratio = %s\n",
