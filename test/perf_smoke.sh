@@ -35,6 +35,34 @@ for mode in bw lat rate; do
 	done
 done
 
+# perftest's exchange (--perftest), both ends ours: every test it knows
+for mode in bw lat; do
+	q=1
+	[ "$mode" = bw ] && q=$qps
+	for test in send write read; do
+		out="$work/pt-$mode-$test.json"
+		timeout 120 "$perf" --perftest --loopback --json -m "$mode" \
+			-t "$test" -s "$size" -n "$iters" -q "$q" >"$out" ||
+			fail "perftest $mode $test: exit $?"
+		[ "$(wc -l <"$out")" -eq 1 ] || fail "perftest $mode $test: not one row"
+		grep -q "\"mode\":\"$mode\",\"test\":\"$test\"" "$out" ||
+			fail "perftest $mode $test: row names another pattern"
+		[ "$(field "$out" iterations)" -eq $((iters * q)) ] ||
+			fail "perftest $mode $test: wrong count"
+		[ "$(field "$out" bytes)" -eq $((iters * q * size)) ] ||
+			fail "perftest $mode $test: wrong octets"
+		grep -Eq '"gbps":[0-9]*\.?[0-9]*[1-9]' "$out" ||
+			fail "perftest $mode $test: no bandwidth"
+	done
+done
+# what perftest's exchange has no room for is refused as a usage error
+set +e
+"$perf" --perftest --loopback -m rate 2>"$work/err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "knows bw and lat" "$work/err" ||
+	fail "--perftest -m rate: exit $rc: $(cat "$work/err")"
+
 # nothing listens on port 1: a refusal, named, within a second or two
 start=$(date +%s)
 if timeout 20 "$perf" 127.0.0.1 -p 1 2>"$work/err"; then
