@@ -189,6 +189,7 @@ int perf_wc_failed(struct perf_dev *d, const struct iw_wc *wc);
 void perf_explain(const char *where, const struct iw_cm_event *ev,
 		  const struct iw_mpa_opts *ours);
 void perf_describe(struct perf_dev *d, char *out, size_t len);
+void perf_peer_name(struct iw_cm_id *id, char *out, size_t len);
 void perf_ep_step_free(struct perf_ep *e);
 int perf_ep_step_alloc(struct perf_ep *e, uint32_t depth);
 

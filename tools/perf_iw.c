@@ -6,6 +6,7 @@
  * connection manager so a dead connection is named, not waited on.
  */
 #include <errno.h>
+#include <netdb.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -412,4 +413,16 @@ int perf_ep_step_alloc(struct perf_ep *e, uint32_t depth)
 	if (!e->wr || !e->sge || !e->post_us)
 		return perf_fail("out of memory");
 	return 0;
+}
+
+/* "client ADDR": how a server names the client of @id. */
+void perf_peer_name(struct iw_cm_id *id, char *out, size_t len)
+{
+	struct sockaddr_storage peer;
+	char host[64] = "?";
+
+	if (iw_get_peer_addr(id, &peer) == 0)
+		getnameinfo((struct sockaddr *)&peer, sizeof(peer), host,
+			    sizeof(host), NULL, 0, NI_NUMERICHOST);
+	snprintf(out, len, "client %s", host);
 }

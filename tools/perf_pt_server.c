@@ -25,17 +25,6 @@
 
 /* ---- connections ----------------------------------------------------------- */
 
-static void peer_name(struct iw_cm_id *id, char *out, size_t len)
-{
-	struct sockaddr_storage peer;
-	char host[64] = "?";
-
-	if (iw_get_peer_addr(id, &peer) == 0)
-		getnameinfo((struct sockaddr *)&peer, sizeof(peer), host,
-			    sizeof(host), NULL, 0, NI_NUMERICHOST);
-	snprintf(out, len, "client %s", host);
-}
-
 static int listen_on(struct pt_run *t, char *port, size_t len)
 {
 	const struct perf_opts *o = t->o;
@@ -100,7 +89,7 @@ static int accept_comm(struct pt_run *t)
 
 	if (!ev)
 		return -1;
-	peer_name(ev->id, t->d.where, sizeof(t->d.where));
+	perf_peer_name(ev->id, t->d.where, sizeof(t->d.where));
 	rc = pt_comm_accept(t, ev);
 	iw_ack_cm_event(ev);
 	return rc;

@@ -49,24 +49,13 @@ static const char *onoff(uint8_t bit)
 
 /* ---- taking the client's connections ------------------------------------- */
 
-static void peer_name(struct iw_cm_id *id, char *out, size_t len)
-{
-	struct sockaddr_storage peer;
-	char host[64] = "?";
-
-	if (iw_get_peer_addr(id, &peer) == 0)
-		getnameinfo((struct sockaddr *)&peer, sizeof(peer), host,
-			    sizeof(host), NULL, 0, NI_NUMERICHOST);
-	snprintf(out, len, "client %s", host);
-}
-
 /* Says no with our reason in the reject's private data, and says so here. */
 static int refuse(struct server *s, struct iw_cm_id *id, const char *why)
 {
 	uint8_t pd[8 + PERF_REJ_MAX];
 	char who[96];
 
-	peer_name(id, who, sizeof(who));
+	perf_peer_name(id, who, sizeof(who));
 	iw_reject(id, pd, (uint16_t)perf_rej_encode(why, pd));
 	iw_destroy_id(id);
 	(void)s;
@@ -173,7 +162,7 @@ static int take_request(struct server *s, struct iw_cm_event *ev)
 	};
 	rc = iw_accept(id, e->qp, &cp);
 	if (rc) {
-		peer_name(id, who, sizeof(who));
+		perf_peer_name(id, who, sizeof(who));
 		return perf_fail("cannot accept %s (its MPA Request: rev %u, "
 				 "markers %s, CRC %s; ours: markers %s, CRC "
 				 "%s): %s",
@@ -205,7 +194,7 @@ static int setup_event(struct server *s, struct iw_cm_event *ev,
 	default:
 		if (!e)
 			return 0; /* a refused one going away */
-		peer_name(ev->id, s->d.where, sizeof(s->d.where));
+		perf_peer_name(ev->id, s->d.where, sizeof(s->d.where));
 		perf_explain(s->d.where, ev, NULL);
 		return -1;
 	}
@@ -245,7 +234,7 @@ static int accept_run(struct server *s)
 			end = tool_now_us() + 2e3 * s->o->timeout_ms;
 		}
 	}
-	peer_name(s->d.ep[0].id, s->d.where, sizeof(s->d.where));
+	perf_peer_name(s->d.ep[0].id, s->d.where, sizeof(s->d.where));
 	return 0;
 }
 
