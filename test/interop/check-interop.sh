@@ -158,15 +158,15 @@ EOF
 		cell siw-server/crc-off fail "$(tail -n 2 "$log")"
 	fi
 
-	# MPA revision 1: siw's passive side gets IRD = ORD = 0, so the
-	# rping server's Read fails there; we must say so and not hang
+	# MPA revision 1: siw's passive side gets ORD 0, so the rping
+	# server's Read fails there and siw closes; we must say so, not hang
 	log=$dir/rev1.log
 	run "$log" 60 "${ping[@]}" -S 1024 -C 3 -V --mpa-rev 1
 	rc=$?
 	if [ "$rc" -eq 1 ] && grep -q "^iwarp-ping: " "$log"; then
-		cell siw-server/rev1-read-fails-cleanly ok
+		cell siw-server/rev1-siw-read-fails-cleanly ok
 	else
-		cell siw-server/rev1-read-fails-cleanly fail "exit $rc: $(tail -n 2 "$log")"
+		cell siw-server/rev1-siw-read-fails-cleanly fail "exit $rc: $(tail -n 2 "$log")"
 	fi
 
 	# peer-to-peer: siw echoes the bit and picks one type we offered;
@@ -307,6 +307,213 @@ EOF
 	wait "$pid"
 }
 
+# ---- perftest (-R, rdma_cm) against iwarp-perf --perftest -----------------
+
+# Each line of a perftest list: NAME, what iwarp-perf adds to --perftest,
+# and what perftest runs (both get the same test, size and count).
+perftest_items() {
+	cat <<'EOF'
+write-bw-64k|-t write -m bw -s 65536 -n 500|ib_write_bw -s 65536 -n 500
+write-bw-1m|-t write -m bw -s 1048576 -n 100|ib_write_bw -s 1048576 -n 100
+read-bw-64k|-t read -m bw -s 65536 -n 500|ib_read_bw -s 65536 -n 500
+read-bw-1m|-t read -m bw -s 1048576 -n 100|ib_read_bw -s 1048576 -n 100
+send-bw-16|-t send -m bw -s 16 -n 1000|ib_send_bw -s 16 -n 1000
+send-bw-1k|-t send -m bw -s 1024 -n 1000|ib_send_bw -s 1024 -n 1000
+send-bw-64k|-t send -m bw -s 65536 -n 500|ib_send_bw -s 65536 -n 500
+send-bw-1m|-t send -m bw -s 1048576 -n 100|ib_send_bw -s 1048576 -n 100
+write-lat|-t write -m lat -s 64 -n 1000|ib_write_lat -s 64 -n 1000
+read-lat|-t read -m lat -s 64 -n 1000|ib_read_lat -s 64 -n 1000
+send-lat|-t send -m lat -s 64 -n 1000|ib_send_lat -s 64 -n 1000
+EOF
+}
+
+# Our initiator with MPA revision 1 (no IRD/ORD words): Sends and Writes
+# work, and so do our Reads, which siw's passive side serves with the IRD
+# its application accepted with (its own Reads fail: see siw-server/rev1)
+perftest_rev1_items() {
+	cat <<'EOF'
+rev1-send-bw|-t send -m bw -s 65536 -n 200 --mpa-rev 1|ib_send_bw -s 65536 -n 200
+rev1-write-bw|-t write -m bw -s 65536 -n 200 --mpa-rev 1|ib_write_bw -s 65536 -n 200
+rev1-read-bw|-t read -m bw -s 65536 -n 200 --mpa-rev 1|ib_read_bw -s 65536 -n 200
+EOF
+}
+
+# perftest_cell SCENARIO DIR I NAME OURS_RC: item I's cell, once the guest
+# has said how perftest ended: both ended well, and the side that measures
+# (a passive server does not) has a row with a nonzero figure
+perftest_cell() {
+	local dir=$2 name=$4 rc=$5 prc
+	wait_file "$dir/rc.$3" 150
+	prc=$(cat "$dir/rc.$3" 2>/dev/null)
+	if [ "$rc" -eq 0 ] && [ "$prc" = 0 ] &&
+		cat "$dir/$name.log" "$dir/perftest-$name.log" 2>/dev/null |
+		grep -Eq '^ +[0-9]+ +[0-9]+ +[0-9.e+-]*[1-9]'; then
+		cell "$1/$name" ok
+	else
+		cell "$1/$name" fail "iwarp-perf $rc, perftest ${prc:-?}: $(tail -n 2 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
+	fi
+}
+
+# siw's perftest serves, iwarp-perf --perftest connects
+scenario_perftest_server() {
+	local dir=$work/perftest-server hp i name ours theirs
+	mkdir -p "$dir"
+	hp=$(free_port)
+	{ perftest_items; perftest_rev1_items; } >"$dir/items"
+	cat >"$dir/guest.sh" <<'GUEST'
+# perftest's server for each item; ready.I once it listens on 18515
+# (0x4853), rc.I when it has ended
+i=0
+while IFS='|' read -r name ours theirs; do
+	i=$((i + 1))
+	timeout 120 $theirs -R -d siw0 -F -p 18515 </dev/null \
+		>"perftest-$name.log" 2>&1 &
+	for n in $(seq 100); do
+		grep -q ':4853 00000000:0000 0A' /proc/net/tcp && break
+		sleep 0.1
+	done
+	touch "ready.$i"
+	wait $!
+	echo $? >"rc.$i"
+done <items
+dmesg >dmesg.log
+GUEST
+	guest_start "$dir" -f "$hp:18515"
+	i=0
+	while IFS='|' read -r name ours theirs; do
+		i=$((i + 1))
+		if ! wait_file "$dir/ready.$i" 180; then
+			cell "perftest-server/$name" fail "perftest did not listen"
+			continue
+		fi
+		# shellcheck disable=SC2086 # ours is a list of options
+		run "$dir/$name.log" 120 "$tools/iwarp-perf" --perftest $ours \
+			-p "$hp" 127.0.0.1 </dev/null
+		perftest_cell perftest-server "$dir" "$i" "$name" $?
+	done <"$dir/items"
+	wait "$guest_pid" || say "guest of perftest-server: $(cat "$dir/boot.log")"
+}
+
+# siw's perftest connects, iwarp-perf --perftest serves
+scenario_perftest_client() {
+	local dir=$work/perftest-client hp i name ours theirs pid
+	mkdir -p "$dir"
+	hp=$(free_port)
+	perftest_items >"$dir/items"
+	cat >"$dir/guest.sh" <<GUEST
+# perftest's client for each item once go.I says we listen; rc.I after
+i=0
+while IFS='|' read -r name ours theirs; do
+	i=\$((i + 1))
+	for n in \$(seq 1800); do [ -f "go.\$i" ] && break; sleep 0.1; done
+	timeout 120 \$theirs -R -d siw0 -F -p $hp 10.0.2.100 </dev/null \
+		>"perftest-\$name.log" 2>&1
+	echo \$? >"rc.\$i"
+done <items
+dmesg >dmesg.log
+GUEST
+	guest_start "$dir" -g "$hp:$hp"
+	i=0
+	while IFS='|' read -r name ours theirs; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086 # ours is a list of options
+		timeout 150 "$tools/iwarp-perf" --perftest $ours -p "$hp" \
+			</dev/null >"$dir/$name.log" 2>&1 &
+		pid=$!
+		for _ in $(seq 50); do
+			grep -q "waiting for a perftest client" "$dir/$name.log" && break
+			sleep 0.1
+		done
+		touch "$dir/go.$i"
+		wait "$pid"
+		perftest_cell perftest-client "$dir" "$i" "$name" $?
+	done <"$dir/items"
+	wait "$guest_pid" || say "guest of perftest-client: $(cat "$dir/boot.log")"
+}
+
+# ---- librdmacm's examples: ucmatose, rdma_server / rdma_client ------------
+
+# NAME|WHO|COMMAND|SIZE|COUNT: siw's side of each run, which serves
+# (WHO serve: we connect) or connects (WHO connect: we serve); both sides
+# post COUNT receives and COUNT Sends of SIZE octets
+rdmacm_items() {
+	cat <<'EOF'
+ucmatose-serves-16|serve|ucmatose -b 0.0.0.0 -C 10 -S 16|16|10
+ucmatose-serves-1k|serve|ucmatose -b 0.0.0.0 -C 10 -S 1024|1024|10
+ucmatose-serves-64k|serve|ucmatose -b 0.0.0.0 -C 10 -S 65536|65536|10
+ucmatose-serves-1m|serve|ucmatose -b 0.0.0.0 -C 4 -S 1048576|1048576|4
+rdma-server|serve|rdma_server|16|1
+ucmatose-connects-16|connect|ucmatose -C 10 -S 16|16|10
+ucmatose-connects-1k|connect|ucmatose -C 10 -S 1024|1024|10
+ucmatose-connects-64k|connect|ucmatose -C 10 -S 65536|65536|10
+ucmatose-connects-1m|connect|ucmatose -C 4 -S 1048576|1048576|4
+rdma-client|connect|rdma_client|16|1
+EOF
+}
+
+scenario_rdmacm() {
+	local dir=$work/rdmacm fp hp i name who cmd size count pid rc prc
+	local peer=$builddir/test/ucma_peer
+	mkdir -p "$dir"
+	fp=$(free_port)
+	hp=$(free_port)
+	rdmacm_items >"$dir/items"
+	cat >"$dir/guest.sh" <<GUEST
+# each item in turn: a server on 7472 (0x1D30) once ready.I is written,
+# or a client of the host once go.I is there; rc.I says how it ended
+i=0
+while IFS='|' read -r name who cmd size count; do
+	i=\$((i + 1))
+	if [ "\$who" = serve ]; then
+		timeout 120 \$cmd -p 7472 </dev/null >"siw-\$name.log" 2>&1 &
+		for n in \$(seq 100); do
+			grep -q ':1D30 00000000:0000 0A' /proc/net/tcp && break
+			sleep 0.1
+		done
+		touch "ready.\$i"
+		wait \$!
+	else
+		for n in \$(seq 600); do [ -f "go.\$i" ] && break; sleep 0.1; done
+		timeout 120 \$cmd -s 10.0.2.100 -p $hp </dev/null \
+			>"siw-\$name.log" 2>&1
+	fi
+	echo \$? >"rc.\$i"
+done <items
+dmesg >dmesg.log
+GUEST
+	guest_start "$dir" -f "$fp:7472" -g "$hp:$hp"
+	i=0
+	while IFS='|' read -r name who cmd size count; do
+		i=$((i + 1))
+		if [ "$who" = serve ]; then
+			wait_file "$dir/ready.$i" 180
+			run "$dir/$name.log" 120 "$peer" -c 127.0.0.1 "$fp" \
+				"$size" "$count" </dev/null
+			rc=$?
+		else
+			"$peer" -s "$hp" "$size" "$count" </dev/null \
+				>"$dir/$name.log" 2>&1 &
+			pid=$!
+			for _ in $(seq 50); do
+				grep -q "listening" "$dir/$name.log" && break
+				sleep 0.1
+			done
+			touch "$dir/go.$i"
+			wait "$pid"
+			rc=$?
+		fi
+		wait_file "$dir/rc.$i" 150
+		prc=$(cat "$dir/rc.$i" 2>/dev/null)
+		if [ "$rc" -eq 0 ] && [ "$prc" = 0 ] &&
+			grep -q "$count Sends and $count receives of $size octets" "$dir/$name.log"; then
+			cell "rdmacm/$name" ok
+		else
+			cell "rdmacm/$name" fail "ours $rc, siw's ${prc:-?}: $(tail -n 2 "$dir/$name.log") / $(tail -n 2 "$dir/siw-$name.log" 2>/dev/null)"
+		fi
+	done <"$dir/items"
+	wait "$guest_pid" || say "guest of rdmacm: $(cat "$dir/boot.log")"
+}
+
 # ---- side by side in one guest: siw<->siw and libiwarp<->libiwarp --------
 
 # Copies iwarp-perf and the libraries it needs (not the C library) into
@@ -373,7 +580,7 @@ GUEST
 # ---------------------------------------------------------------------------
 
 "$here/build-guest.sh" || { say "cannot build the guest"; exit 1; }
-for s in siw_server siw_client side_by_side; do
+for s in siw_server siw_client rdmacm perftest_server perftest_client side_by_side; do
 	[[ $s =~ ${IWARP_INTEROP_ONLY:-.} ]] || continue
 	say "scenario ${s//_/-}"
 	"scenario_$s"
