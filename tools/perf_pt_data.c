@@ -105,6 +105,16 @@ static void turn_away(struct iw_cm_event *ev)
 }
 
 /*
+ * How a peer may end a run: a FIN, or a reset when it closes with our
+ * last octets unread (perftest's server exits as soon as it has answered).
+ */
+static bool closes(const struct iw_cm_event *ev)
+{
+	return ev->event == IW_CM_EVENT_DISCONNECTED ||
+	       (ev->event == IW_CM_EVENT_ERROR && ev->status == -ECONNRESET);
+}
+
+/*
  * Takes the connection events that came, without waiting.  A connection
  * that ends is a failure, named, unless the run is closing; returns 0 or
  * -1.
@@ -123,8 +133,7 @@ int pt_take_cm(struct pt_run *t)
 		} else if (ours && ev->event == IW_CM_EVENT_ESTABLISHED) {
 			if (data)
 				t->d.ep[i].up = true;
-		} else if (ours && ev->event == IW_CM_EVENT_DISCONNECTED &&
-			   t->closing) {
+		} else if (ours && t->closing && closes(ev)) {
 			if (data)
 				t->d.ep[i].up = false;
 			else
