@@ -226,6 +226,24 @@ START_TEST(reads_in_flight_never_exceed_ord)
 }
 END_TEST
 
+/*
+ * Registers @a on the initiator (side 0) and @b on the responder, posts a
+ * receive into @a and, on the responder, a 10-octet Send from @b.
+ */
+static void responder_sends_to_initiator(struct pair *p, uint8_t *a,
+					 uint32_t *sa, uint8_t *b, uint32_t *sb)
+{
+	struct rdmap_sge rs = { (uintptr_t)a, 100, 0 };
+	struct rdmap_sge ss = { (uintptr_t)b, 10, 0 };
+	struct rdmap_recv_wr rw = { 5, &rs, 1 };
+	struct rdmap_send_wr s = send_wr(6, RDMAP_WR_SEND, &ss, 1);
+
+	*sa = rs.lkey = pair_reg(p, 0, a, 4096, ACC_ALL);
+	*sb = ss.lkey = pair_reg(p, 1, b, 4096, ACC_ALL);
+	ck_assert_int_eq(rdmap_post_recv(&p->s[0].qp, &rw), 0);
+	ck_assert_int_eq(rdmap_post_send(&p->s[1].qp, &s), 0);
+}
+
 START_TEST(responder_sends_nothing_before_the_initiators_first_fpdu)
 {
 	static uint8_t a[4096], b[4096];
@@ -235,17 +253,7 @@ START_TEST(responder_sends_nothing_before_the_initiators_first_fpdu)
 
 	pair_opts_default(&o);
 	setup(&p, &o, "gate", 4);
-	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
-	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
-	{
-		struct rdmap_sge rs = { (uintptr_t)a, 100, sa };
-		struct rdmap_recv_wr rw = { 5, &rs, 1 };
-		struct rdmap_sge ss = { (uintptr_t)b, 10, sb };
-		struct rdmap_send_wr s = send_wr(6, RDMAP_WR_SEND, &ss, 1);
-
-		ck_assert_int_eq(rdmap_post_recv(&p.s[0].qp, &rw), 0);
-		ck_assert_int_eq(rdmap_post_send(&p.s[1].qp, &s), 0);
-	}
+	responder_sends_to_initiator(&p, a, &sa, b, &sb);
 	ck_assert(!rdmap_tx_pending(&p.s[1].qp));
 	ck_assert_uint_eq(pair_pump_one(&p, 1, SIZE_MAX), 0);
 	{
@@ -282,17 +290,7 @@ START_TEST(responder_first_sends_before_the_initiator_and_is_taken)
 	pair_opts_default(&o);
 	o.responder_first = true;
 	setup(&p, &o, "first", 5);
-	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
-	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
-	{
-		struct rdmap_sge rs = { (uintptr_t)a, 100, sa };
-		struct rdmap_recv_wr rw = { 5, &rs, 1 };
-		struct rdmap_sge ss = { (uintptr_t)b, 10, sb };
-		struct rdmap_send_wr s = send_wr(6, RDMAP_WR_SEND, &ss, 1);
-
-		ck_assert_int_eq(rdmap_post_recv(&p.s[0].qp, &rw), 0);
-		ck_assert_int_eq(rdmap_post_send(&p.s[1].qp, &s), 0);
-	}
+	responder_sends_to_initiator(&p, a, &sa, b, &sb);
 	ck_assert(rdmap_tx_pending(&p.s[1].qp));
 	pair_pump(&p);
 	ck_assert_int_eq(p.s[0].feed_err, 0);
