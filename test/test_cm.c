@@ -217,18 +217,24 @@ START_TEST(fpdu_right_behind_the_reply_is_taken)
 END_TEST
 
 /*
- * responder_first: the server's Send leaves at once and the client, which
- * has sent nothing, takes it; without the option it would wait.
+ * responder_first: the server's Send leaves without waiting for the
+ * client, which has sent nothing and takes it; only the first-FPDU hold
+ * after the Reply (first_fpdu_delay_us) delays it.  Without the option
+ * it would wait for the client forever.
  */
 START_TEST(responder_first_sends_before_the_client_speaks)
 {
+	static const uint32_t delay_us[] = { 300000, 0 };
 	struct e2e_opts o;
 	struct e2e e;
 	struct iw_sge r, s;
 	struct iw_wc wc;
+	long long t0, dt;
 
 	e2e_opts_default(&o);
 	o.server.responder_first = 1;
+	o.server.first_fpdu_delay_us = delay_us[_i];
+	t0 = now_ms();
 	e2e_connect(&e, &o);
 	memcpy(e.s.buf, "server first", 12);
 	r = (struct iw_sge){ (uintptr_t)e.c.buf, 64, e.c.mr->lkey };
@@ -246,9 +252,14 @@ START_TEST(responder_first_sends_before_the_client_speaks)
 				      NULL),
 			 0);
 	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	dt = now_ms() - t0;
 	ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
 	ck_assert_uint_eq(wc.byte_len, 12);
 	ck_assert_mem_eq(e.c.buf, "server first", 12);
+	if (delay_us[_i])
+		ck_assert_msg(dt >= 250, "arrived after %lld ms", dt);
+	else
+		ck_assert_msg(dt < 250, "held for %lld ms", dt);
 	o.server.responder_first = 2;
 	ck_assert_int_eq(iw_set_mpa_opts(e.listen, &o.server), -EINVAL);
 	e2e_teardown(&e);
@@ -1215,7 +1226,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, silent_peer_times_out_waiting_for_the_reply);
 	tcase_add_test(tc, peer_hanging_up_mid_handshake_is_a_reset);
 	tcase_add_test(tc, fpdu_right_behind_the_reply_is_taken);
-	tcase_add_test(tc, responder_first_sends_before_the_client_speaks);
+	tcase_add_loop_test(tc, responder_first_sends_before_the_client_speaks, 0, 2);
 	tcase_add_test(tc, silent_initiator_is_dropped_after_the_request_timeout);
 	tcase_add_test(tc, malformed_request_is_closed_without_a_reply);
 	tcase_add_test(tc, reject_sends_the_private_data_back);

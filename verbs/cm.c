@@ -553,6 +553,7 @@ static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 		return;
 	}
 	id->has_tp = true;
+	clock_gettime(CLOCK_MONOTONIC, &id->hs_start);
 	timer_start(id, id->opts.request_timeout_ms);
 	iw_log_id(id, "TCP connection accepted; waiting for the MPA Request");
 	pthread_mutex_unlock(&id->lock);
@@ -685,6 +686,8 @@ int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
 		return rc;
 	}
 	id->rep = rep;
+	if (id->opts.responder_first)
+		conn_hold_first_fpdu(id);
 	conn_established(id, &mp, false);
 	if (id->state == ID_CONNECTED) {
 		id->up = true;

@@ -185,24 +185,28 @@ static void timer_stop(struct iw_cm_id *id)
 #define FIRST_FPDU_DELAY_MIN_US 1000
 #define FIRST_FPDU_DELAY_MAX_US 100000
 
+static int64_t elapsed_us(const struct timespec *from,
+			  const struct timespec *to)
+{
+	return (to->tv_sec - from->tv_sec) * 1000000 +
+	       (to->tv_nsec - from->tv_nsec) / 1000;
+}
+
 /*
  * Linux siw sends its Reply before it points the socket at its QP, and an
- * FPDU arriving in between waits unseen until more data comes.  A slow
- * peer is slow there too, so by default the first FPDU waits as long as
- * the handshake took, within bounds.
+ * FPDU arriving in between waits unseen until more data comes; as an
+ * initiator it takes octets read together with the Reply as a protocol
+ * error.  A slow peer is slow there too, so by default the first FPDU
+ * waits as long as the peer's part of the handshake took, within bounds.
  */
-static void hold_first_fpdu(struct iw_cm_id *id)
+void conn_hold_first_fpdu(struct iw_cm_id *id)
 {
 	uint32_t us = id->opts.first_fpdu_delay_us;
 	struct timeval tv;
 
 	if (us == IW_FIRST_FPDU_DELAY_AUTO) {
-		struct timespec now;
-		int64_t took;
+		int64_t took = elapsed_us(&id->hs_start, &id->hs_done);
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		took = (now.tv_sec - id->req_sent.tv_sec) * 1000000 +
-		       (now.tv_nsec - id->req_sent.tv_nsec) / 1000;
 		us = took < FIRST_FPDU_DELAY_MIN_US   ? FIRST_FPDU_DELAY_MIN_US
 		     : took > FIRST_FPDU_DELAY_MAX_US ? FIRST_FPDU_DELAY_MAX_US
 						      : (uint32_t)took;
@@ -222,6 +226,7 @@ static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
 	int rc;
 
 	timer_stop(id);
+	clock_gettime(CLOCK_MONOTONIC, &id->hs_done);
 	peer_info(id, rep);
 	id->rep = *rep;
 	iw_log_id(id, "MPA Reply: rev %u M%u C%u R%u, IRD %u ORD %u, p2p %u "
@@ -245,7 +250,7 @@ static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
 			cm_stream_ended(id, rc);
 		return;
 	}
-	hold_first_fpdu(id);
+	conn_hold_first_fpdu(id);
 	conn_established(id, &mp, true);
 	if (id->state == ID_CONNECTED) {
 		id->up = true;
@@ -272,6 +277,7 @@ void conn_release_hold(struct iw_cm_id *id)
 static void request_arrived(struct iw_cm_id *id, const struct mpa_frame *req)
 {
 	timer_stop(id);
+	clock_gettime(CLOCK_MONOTONIC, &id->hs_done);
 	peer_info(id, req);
 	id->req = *req;
 	id->req.pd = NULL; /* id->in may be reused; the copy is peer_pd */
@@ -390,7 +396,7 @@ static void conn_connected(void *arg, int err)
 		return;
 	}
 	id->state = ID_REQ_SENT;
-	clock_gettime(CLOCK_MONOTONIC, &id->req_sent);
+	clock_gettime(CLOCK_MONOTONIC, &id->hs_start);
 	iw_log_id(id, "TCP connected; MPA Request out (rev %u M%u C%u IRD %u "
 		      "ORD %u RTR 0x%x)",
 		  id->req.rev, id->req.m, id->req.c, id->req.ird, id->req.ord,

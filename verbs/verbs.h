@@ -162,8 +162,12 @@ struct iw_cm_id {
 	bool reported;	   /* the final event (error/disconnect) went out */
 	bool internal;	   /* a passive id the application has not seen */
 	bool close_after_tx; /* a refusing Reply: close once it has left */
-	bool tx_hold;	     /* initiator: the first FPDU waits (timer) */
-	struct timespec req_sent; /* initiator: when the Request went out */
+	bool tx_hold;	     /* the first FPDU waits (timer) */
+	/*
+	 * The peer's part of the handshake: initiator, from our Request to
+	 * its Reply; responder, from the TCP connection to its Request
+	 */
+	struct timespec hs_start, hs_done;
 	/* the MPA frame going out (Request or Reply) */
 	uint8_t out[MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN];
 	size_t out_len, out_sent;
@@ -200,10 +204,11 @@ void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 	      bool with_peer);
 void cm_stream_ended(struct iw_cm_id *id, int err);
 bool cm_unlink_pending(struct iw_cm_id *id);
-void conn_release_hold(struct iw_cm_id *id);
 
 /* conn.c: the transport's owner for one connection */
 extern const struct tp_ops conn_tp_ops;
+void conn_hold_first_fpdu(struct iw_cm_id *id);
+void conn_release_hold(struct iw_cm_id *id);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);
 void conn_close(struct iw_cm_id *id);

@@ -101,11 +101,13 @@ struct iw_mpa_opts {
 	/* ours, after IRD/ORD; default 252, at most 508 (revision 1: 512) */
 	uint16_t max_private_data;
 	/*
-	 * initiator: how long the first FPDU waits after the MPA Reply, in
-	 * microseconds.  Linux siw as responder misses an FPDU that arrives
-	 * while it is still handing the socket to its QP.  The default,
-	 * IW_FIRST_FPDU_DELAY_AUTO, waits as long as the handshake took,
-	 * at least 1 ms and at most 100 ms; 0 sends at once.
+	 * initiator (and a responder_first responder): how long the first
+	 * FPDU waits after the MPA Reply, in microseconds.  Linux siw as
+	 * responder misses an FPDU that arrives while it is still handing
+	 * the socket to its QP; as initiator it refuses octets read with
+	 * the Reply.  The default, IW_FIRST_FPDU_DELAY_AUTO, waits as long
+	 * as the peer's part of the handshake took, at least 1 ms and at
+	 * most 100 ms; 0 sends at once.
 	 */
 	uint32_t first_fpdu_delay_us;
 };
