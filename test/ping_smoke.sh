@@ -62,10 +62,11 @@ grep -q "peer requires markers, which are disabled locally" "$work/server" ||
 port=$((port + 1))
 timeout 60 "$ping" -s -a 127.0.0.1 -p "$port" -S 1024 2>"$work/server" &
 server=$!
-sleep 0.5
+wait_tcp "$port" 0A
 timeout 60 "$ping" -c -a 127.0.0.1 -p "$port" -C 0 -S 1024 >/dev/null 2>&1 &
 first=$!
-sleep 1
+wait_tcp "$port" 01
+sleep 0.5 # its Request ahead of the second's
 if timeout 20 "$ping" -c -a 127.0.0.1 -p "$port" -C 1 2>"$work/second"; then
 	fail "a second client was served"
 fi
