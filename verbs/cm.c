@@ -553,7 +553,6 @@ static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 		return;
 	}
 	id->has_tp = true;
-	clock_gettime(CLOCK_MONOTONIC, &id->hs_start);
 	timer_start(id, id->opts.request_timeout_ms);
 	iw_log_id(id, "TCP connection accepted; waiting for the MPA Request");
 	pthread_mutex_unlock(&id->lock);
@@ -687,7 +686,7 @@ int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
 	}
 	id->rep = rep;
 	if (id->opts.responder_first)
-		conn_hold_first_fpdu(id);
+		conn_hold_first_fpdu(id, false);
 	conn_established(id, &mp, false);
 	if (id->state == ID_CONNECTED) {
 		id->up = true;

@@ -194,17 +194,21 @@ static int64_t elapsed_us(const struct timespec *from,
 
 /*
  * Linux siw sends its Reply before it points the socket at its QP, and an
- * FPDU arriving in between waits unseen until more data comes; as an
- * initiator it takes octets read together with the Reply as a protocol
- * error.  A slow peer is slow there too, so by default the first FPDU
- * waits as long as the peer's part of the handshake took, within bounds.
+ * FPDU arriving in between waits unseen until more data comes: a slow
+ * peer is slow there too, so by default an initiator's first FPDU waits
+ * as long as the peer took to answer, within bounds.  As an initiator siw
+ * takes octets read together with the Reply as a protocol error, and
+ * how soon it reads the Reply shows nowhere: a responder that speaks
+ * first waits the longest of those bounds.
  */
-void conn_hold_first_fpdu(struct iw_cm_id *id)
+void conn_hold_first_fpdu(struct iw_cm_id *id, bool initiator)
 {
 	uint32_t us = id->opts.first_fpdu_delay_us;
 	struct timeval tv;
 
-	if (us == IW_FIRST_FPDU_DELAY_AUTO) {
+	if (us == IW_FIRST_FPDU_DELAY_AUTO && !initiator) {
+		us = FIRST_FPDU_DELAY_MAX_US;
+	} else if (us == IW_FIRST_FPDU_DELAY_AUTO) {
 		int64_t took = elapsed_us(&id->hs_start, &id->hs_done);
 
 		us = took < FIRST_FPDU_DELAY_MIN_US   ? FIRST_FPDU_DELAY_MIN_US
@@ -250,7 +254,7 @@ static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
 			cm_stream_ended(id, rc);
 		return;
 	}
-	conn_hold_first_fpdu(id);
+	conn_hold_first_fpdu(id, true);
 	conn_established(id, &mp, true);
 	if (id->state == ID_CONNECTED) {
 		id->up = true;
@@ -277,7 +281,6 @@ void conn_release_hold(struct iw_cm_id *id)
 static void request_arrived(struct iw_cm_id *id, const struct mpa_frame *req)
 {
 	timer_stop(id);
-	clock_gettime(CLOCK_MONOTONIC, &id->hs_done);
 	peer_info(id, req);
 	id->req = *req;
 	id->req.pd = NULL; /* id->in may be reused; the copy is peer_pd */

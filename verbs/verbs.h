@@ -163,10 +163,7 @@ struct iw_cm_id {
 	bool internal;	   /* a passive id the application has not seen */
 	bool close_after_tx; /* a refusing Reply: close once it has left */
 	bool tx_hold;	     /* the first FPDU waits (timer) */
-	/*
-	 * The peer's part of the handshake: initiator, from our Request to
-	 * its Reply; responder, from the TCP connection to its Request
-	 */
+	/* initiator: when our Request went out and the Reply came */
 	struct timespec hs_start, hs_done;
 	/* the MPA frame going out (Request or Reply) */
 	uint8_t out[MPA_FRAME_HDR_LEN + MPA_MAX_PD_LEN];
@@ -207,7 +204,7 @@ bool cm_unlink_pending(struct iw_cm_id *id);
 
 /* conn.c: the transport's owner for one connection */
 extern const struct tp_ops conn_tp_ops;
-void conn_hold_first_fpdu(struct iw_cm_id *id);
+void conn_hold_first_fpdu(struct iw_cm_id *id, bool initiator);
 void conn_release_hold(struct iw_cm_id *id);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);

@@ -105,9 +105,9 @@ struct iw_mpa_opts {
 	 * FPDU waits after the MPA Reply, in microseconds.  Linux siw as
 	 * responder misses an FPDU that arrives while it is still handing
 	 * the socket to its QP; as initiator it refuses octets read with
-	 * the Reply.  The default, IW_FIRST_FPDU_DELAY_AUTO, waits as long
-	 * as the peer's part of the handshake took, at least 1 ms and at
-	 * most 100 ms; 0 sends at once.
+	 * the Reply.  The default, IW_FIRST_FPDU_DELAY_AUTO, has an
+	 * initiator wait as long as the handshake took, at least 1 ms and
+	 * at most 100 ms, and a responder 100 ms; 0 sends at once.
 	 */
 	uint32_t first_fpdu_delay_us;
 };

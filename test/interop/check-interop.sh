@@ -345,9 +345,11 @@ perftest_cell() {
 	local dir=$2 name=$4 rc=$5 prc
 	wait_file "$dir/rc.$3" 150
 	prc=$(cat "$dir/rc.$3" 2>/dev/null)
+	# (grep reads both itself: under pipefail, a cat cut short by
+	# grep -q would fail the test)
 	if [ "$rc" -eq 0 ] && [ "$prc" = 0 ] &&
-		cat "$dir/$name.log" "$dir/perftest-$name.log" 2>/dev/null |
-		grep -Eq '^ +[0-9]+ +[0-9]+ +[0-9.e+-]*[1-9]'; then
+		grep -Eqs '^ +[0-9]+ +[0-9]+ +[0-9.e+-]*[1-9]' \
+			"$dir/$name.log" "$dir/perftest-$name.log"; then
 		cell "$1/$name" ok
 	else
 		cell "$1/$name" fail "iwarp-perf $rc, perftest ${prc:-?}: $(tail -n 2 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
