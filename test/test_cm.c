@@ -63,6 +63,10 @@ static int raw_connect(const char *port)
 	return fd;
 }
 
+/* An MPA Request whose key is wrong: a responder closes it unanswered. */
+static const char malformed_request[] =
+	"MPA ID Xxx Frame\x10\x02\x00\x04\x00\x01\x00\x01";
+
 /* Waits for the other end to close (what it sent first is read). */
 static void expect_closed(int fd, int ms)
 {
@@ -300,7 +304,6 @@ END_TEST
 
 START_TEST(malformed_request_is_closed_without_a_reply)
 {
-	static const char bad[] = "MPA ID Xxx Frame\x10\x02\x00\x04\x00\x01\x00\x01";
 	struct e2e_side s;
 	struct iw_cm_id *l;
 	char port[16];
@@ -311,7 +314,7 @@ START_TEST(malformed_request_is_closed_without_a_reply)
 	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 4), 0);
 	e2e_port(l, port, sizeof(port));
 	fd = raw_connect(port);
-	ck_assert_int_eq(write(fd, bad, 24), 24);
+	ck_assert_int_eq(write(fd, malformed_request, 24), 24);
 	expect_closed(fd, E2E_WAIT_MS);
 	expect_no_event(s.ch, 100);
 	close(fd);
@@ -843,8 +846,17 @@ START_TEST(contexts_naming_one_trace_share_it)
 	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
 		.sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND }, NULL), 0);
 	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
-	/* a connection only the server's context sees */
-	close(raw_connect(e.port));
+	/*
+	 * A connection only the server's context sees; its close of the
+	 * malformed request proves it was accepted before the teardown.
+	 */
+	{
+		int fd = raw_connect(e.port);
+
+		ck_assert_int_eq(write(fd, malformed_request, 24), 24);
+		expect_closed(fd, E2E_WAIT_MS);
+		close(fd);
+	}
 	/* and one only the client's context sees: to a plain TCP socket */
 	{
 		struct iw_cq *cq = iw_create_cq(e.c.ctx, 2, NULL);
