@@ -103,6 +103,20 @@ totals
 	fail "a hole: $fpdus FPDUs (not 950), $violations violations"
 echo "a hole: decoding of that direction stops at frame $after"
 
+# framing lost to a ULPDU_LENGTH no FPDUPTR can span: named at its frame,
+# and still named when a hole follows further on
+seed too-long
+set -- $seed
+frame=$(frames_at "$work/bad.pcap" "$3" "$4")
+run_dump 1 -q "$work/bad.pcap"
+only_violation "violation: frame $frame: ULPDU_LENGTH 65535 at stream offset $5: with markers no FPDUPTR reaches across such an FPDU; framing is lost"
+./mpa_wire_trace "$work/bad.pcap" --too-long --gap >/dev/null
+run_dump 1 -q "$work/bad.pcap"
+only_violation "violation: frame $frame: ULPDU_LENGTH 65535 at stream offset $5: with markers no FPDUPTR reaches across such an FPDU; framing is lost"
+grep -q "^notice: frame [0-9]*: .* octets missing after TCP stream offset" \
+	"$work/out" || fail "lost framing and a hole: the hole is not named"
+echo "lost framing: ULPDU_LENGTH 65535 named at frame $frame, with or without a later hole"
+
 # no handshake: skipped, unless the options say how to frame
 ./mpa_wire_trace "$work/bare.pcap" --no-handshake >/dev/null
 run_dump 0 "$work/bare.pcap"

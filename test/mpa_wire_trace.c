@@ -3,7 +3,7 @@
  * mpa_wire_trace PCAP [--corrupt] [--corrupt-marker] [--bad-msn]
  *                     [--reorder] [--retrans-differs] [--gap]
  *                     [--no-handshake] [--p2p-rtr] [--wrong-rtr]
- *                     [--terminate]
+ *                     [--terminate] [--too-long]
  *
  * Writes a synthetic capture of two MPA connections framed by mpa/ with
  * markers and CRC on in both directions: an IPv4 one in revision 2
@@ -30,6 +30,10 @@
  *   --gap             leaves out one FPDU's segment ("seeded gap STREAM
  *                     SEQ")
  *   --no-handshake    no SYN and no MPA frames: FPDUs from the first octet
+ *   --too-long        gives one FPDU ULPDU_LENGTH 0xffff, more than any
+ *                     FPDUPTR can reach across, so framing is lost there
+ *                     ("seeded toolong STREAM SEQ OFFSET", OFFSET counted
+ *                     from the first FPDU)
  * and these add RDMAP messages:
  *   --p2p-rtr         the revision 2 connection negotiates peer-to-peer
  *                     with a Write RTR, and the initiator opens with it
@@ -73,9 +77,9 @@ struct counts {
 static struct pcapw pw;
 static struct counts total;
 static bool corrupt, corrupt_marker, bad_msn;
-static bool reorder, retrans_differs, gap, no_handshake;
+static bool reorder, retrans_differs, gap, no_handshake, too_long;
 static bool p2p_rtr, wrong_rtr, terminate;
-#define N_SEEDED 7
+#define N_SEEDED 8
 static char seeded[N_SEEDED][160]; /* printed before the summary */
 
 /* A one-segment DDP untagged Send (RFC 5041 4.3, RFC 5040 4.1). */
@@ -270,6 +274,11 @@ static int send_fpdu(struct pcapw_flow *fl, int dir, struct side *s,
 	if (wrong_msn)
 		snprintf(seeded[2], sizeof(seeded[2]), "seeded msn %d %u %u %u",
 			 stream, seq, msn + 5, msn);
+	if (too_long && stream == 0 && dir == 0 && k == 30) {
+		put_be16(f.hdr, 0xffff);
+		snprintf(seeded[7], sizeof(seeded[7]), "seeded toolong %d %u %llu",
+			 stream, seq, (unsigned long long)start);
+	}
 	if (gap && stream == 0 && dir == 0 && k == 50) {
 		snprintf(seeded[3], sizeof(seeded[3]), "seeded gap %d %u",
 			 stream, seq);
@@ -420,7 +429,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: mpa_wire_trace PCAP [--corrupt] [--corrupt-marker] [--bad-msn] [--reorder] [--retrans-differs] [--gap] [--no-handshake] [--p2p-rtr] [--wrong-rtr] [--terminate]\n");
+		fprintf(stderr, "usage: mpa_wire_trace PCAP [--corrupt] [--corrupt-marker] [--bad-msn] [--reorder] [--retrans-differs] [--gap] [--no-handshake] [--p2p-rtr] [--wrong-rtr] [--terminate] [--too-long]\n");
 		return 2;
 	}
 	for (int i = 2; i < argc; i++) {
@@ -434,6 +443,8 @@ int main(int argc, char **argv)
 			reorder = true;
 		} else if (!strcmp(argv[i], "--retrans-differs")) {
 			retrans_differs = true;
+		} else if (!strcmp(argv[i], "--too-long")) {
+			too_long = true;
 		} else if (!strcmp(argv[i], "--gap")) {
 			gap = true;
 		} else if (!strcmp(argv[i], "--no-handshake")) {

@@ -87,10 +87,19 @@ static int walk_dir(struct dump *d, struct timeline *t, struct dump_conn *c,
 		if (add(t, frame, c, side, EV_FPDU, pos, 0))
 			return -ENOMEM;
 	}
-	if (rc == 0 && !dir->gap)
+	/* lost framing is named where it is lost, a later hole or not */
+	if (rc < 0 && rc != -EAGAIN) {
+		if (add(t, dump_frame_at(dir, sc.pos), c, side, EV_STOP,
+			sc.pos, rc))
+			return -ENOMEM;
+		rc = 0;
+	}
+	if (dir->gap)
+		return add(t, dir->gap_frame, c, side, EV_STOP, sc.pos, 0);
+	if (rc == 0)
 		return 0;
-	return add(t, dir->gap ? dir->gap_frame : dump_frame_at(dir, dir->len - 1),
-		   c, side, EV_STOP, sc.pos, rc);
+	return add(t, dump_frame_at(dir, dir->len - 1), c, side, EV_STOP,
+		   sc.pos, rc);
 }
 
 static int collect(struct dump *d, struct timeline *t, struct dump_conn *c)
@@ -169,7 +178,7 @@ static void show_stop(struct dump *d, const struct event *e)
 	struct mpa_scan_fpdu *f = &d->fpdu;
 	struct mpa_scanner sc;
 
-	if (dir->gap) {
+	if (e->rc == 0 && dir->gap) {
 		dump_notice(d, e->frame, e->pos,
 			    "%s: %llu octets missing after TCP stream offset %zu; decoding of this direction stops there",
 			    dir->name, (unsigned long long)dir->gap_len,
