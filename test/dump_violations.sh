@@ -174,3 +174,20 @@ run_dump 1 -q --raw "$work/req3.bin" --raw "$data/siw-lo-read-4k.r2i.bin"
 [ "$(grep -c '^violation: offset [0-9]*: Read Response with no Read Request outstanding$' "$work/out")" -eq 5 ] ||
 	fail "unanswered Read Responses: $(grep '^violation' "$work/out" | head -n 3)"
 echo "raw files: a Read Response to the wrong STag, and five without a request"
+
+# untagged MO: one Send of three segments whose second says MO 6, not 2,
+# and whose third goes on from there (MO 8); then the next Send from MO 0.
+# One slip, one violation.  Each FPDU: ULPDU_LENGTH 20, DDP control (L in
+# $1), RDMAP Send, QN 0, MSN $2, MO $3 (octal), payload "ab", pad, CRC off.
+send_segment() {
+	printf "\\000\\024\\$1\\103\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\$2\\000\\000\\000\\$3ab\\000\\000\\000\\000\\000\\000"
+}
+{
+	send_segment 001 001 000
+	send_segment 001 001 006
+	send_segment 101 001 010
+	send_segment 101 002 000
+} >"$work/mo.bin"
+run_dump 1 -q --start fpdu --crc off --markers off --raw "$work/mo.bin"
+only_violation "violation: offset 28: MO 6 on QN 0 MSN 1, expected 2 (the octets of the message so far)"
+echo "raw file: a wrong MO named once, the segments after it followed"

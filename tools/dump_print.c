@@ -142,7 +142,7 @@ void dump_flush(struct dump *d)
 		free(d->pending[i]);
 	}
 	if (d->n_dropped)
-		printf("violation: ... and %u more at this point\n",
+		printf("notice: %u more findings at this point not shown; the summary counts them\n",
 		       d->n_dropped);
 	d->n_pending = 0;
 	d->n_dropped = 0;

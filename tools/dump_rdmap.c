@@ -152,8 +152,8 @@ static bool check_model(struct judge *j)
 
 /*
  * RFC 5041 section 5.3: on each queue MSN starts at 1 and counts messages,
- * MO counts the message's octets so far.  After a wrong MSN a sender that
- * goes on counting from it is followed silently: one slip, one report.
+ * MO counts the message's octets so far.  After a wrong MSN or MO a sender
+ * that goes on counting from it is followed silently: one slip, one report.
  */
 static void check_untagged(struct judge *j, size_t ddp_payload)
 {
@@ -183,9 +183,11 @@ static void check_untagged(struct judge *j, size_t ddp_payload)
 		VIOLATION(j, "MSN %u on QN %u inside message MSN %u", h->msn,
 			  qn, rd->msn_cur[qn]);
 	}
-	if (h->mo != q->mo)
+	if (h->mo != q->mo) {
 		VIOLATION(j, "MO %u on QN %u MSN %u, expected %u (the octets of the message so far)",
 			  h->mo, qn, h->msn, q->mo);
+		q->mo = h->mo;
+	}
 	ddp_untagged_advance(q, h, ddp_payload);
 }
 
