@@ -191,3 +191,13 @@ send_segment() {
 run_dump 1 -q --start fpdu --crc off --markers off --raw "$work/mo.bin"
 only_violation "violation: offset 28: MO 6 on QN 0 MSN 1, expected 2 (the octets of the message so far)"
 echo "raw file: a wrong MO named once, the segments after it followed"
+
+# peer-to-peer with a Write RTR agreed (siw's handshake), and the initiator
+# opens with a Read Request for 4096 octets instead (ULPDU_LENGTH 46, QN 1,
+# MSN 1, sink 0x2500:0x1000, source 0x2a00:0, CRC off)
+cp "$data/siw-mpa-v2-p2p-write.i2r.bin" "$work/p2p-read.bin"
+printf '\000\056\101\101\000\000\000\000\000\000\000\001\000\000\000\001\000\000\000\000\000\000\045\000\000\000\000\000\000\000\020\000\000\000\020\000\000\000\052\000\000\000\000\000\000\000\000\000\000\000\000\000' \
+	>>"$work/p2p-read.bin"
+run_dump 1 -q --raw "$work/p2p-read.bin" --raw "$data/siw-mpa-v2-p2p-write.r2i.bin"
+only_violation "violation: offset 24: the peer-to-peer initiator opens with a Read Request for 4096 octets, not the zero-length Write RTR"
+echo "raw files: a Read Request where the Write RTR was due, named with its size"

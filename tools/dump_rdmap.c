@@ -337,7 +337,13 @@ static void check_rtr(struct judge *j)
 		break;
 	}
 	m->rtr = ok;
-	if (!ok)
+	if (ok)
+		return;
+	/* a Read Request's length is the size it asks for, not its payload */
+	if (m->have_rr)
+		VIOLATION(j, "the peer-to-peer initiator opens with a Read Request for %u octets, not the zero-length %s RTR",
+			  m->rr.size, dump_rtr_words(j->c->rtr));
+	else
 		VIOLATION(j, "the peer-to-peer initiator opens with a %s%s, not the zero-length %s RTR",
 			  m->payload_len ? "" : "zero-length ",
 			  op_words(op, w, sizeof(w)),
