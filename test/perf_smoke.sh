@@ -55,6 +55,27 @@ for mode in bw lat; do
 			fail "perftest $mode $test: no bandwidth"
 	done
 done
+# a perftest write bw server in a process of its own prints its client's
+# report: the same count and octets, and no latency it did not measure
+port=$((20000 + $$ % 20000))
+timeout 120 "$perf" --perftest --json -p "$port" -t write -s "$size" \
+	-n "$iters" >"$work/pt-server.json" &
+server=$!
+wait_tcp "$port" 0A
+timeout 120 "$perf" --perftest --json -p "$port" -t write -s "$size" \
+	-n "$iters" 127.0.0.1 >"$work/pt-client.json" ||
+	fail "perftest client: exit $?"
+wait "$server" || fail "perftest server: exit $?"
+for end in server client; do
+	[ "$(field "$work/pt-$end.json" iterations)" -eq "$iters" ] &&
+		[ "$(field "$work/pt-$end.json" bytes)" -eq $((iters * size)) ] ||
+		fail "perftest $end row: $(cat "$work/pt-$end.json")"
+done
+grep -q '"lat_us":null}$' "$work/pt-server.json" ||
+	fail "the server's row has latency: $(cat "$work/pt-server.json")"
+grep -q '"lat_us":{"min":' "$work/pt-client.json" ||
+	fail "the client's row has no latency: $(cat "$work/pt-client.json")"
+
 # what perftest's exchange has no room for is refused as a usage error
 set +e
 "$perf" --perftest --loopback -m rate 2>"$work/err"

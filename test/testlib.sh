@@ -50,13 +50,14 @@ totals() {
 	fpdus=$2 violations=$4
 }
 
-# Until 127.0.0.1:$1 has a socket in state $2 of /proc/net/tcp (0A
-# listening, 01 a connection it accepted); fails after 10 s.
+# Until local port $1 (on any local address) has a socket in
+# state $2 of /proc/net/tcp or tcp6 (0A listening, 01 a connection it
+# accepted); fails after 10 s.
 wait_tcp() {
 	_hex=$(printf '%04X' "$1")
 	_n=0
-	until grep -q "^ *[0-9]*: 0100007F:$_hex [0-9A-F]*:[0-9A-F]* $2 " \
-		/proc/net/tcp; do
+	until grep -Eqh "^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:[0-9A-F]+ $2 " \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
 		_n=$((_n + 1))
 		[ "$_n" -lt 100 ] || fail "127.0.0.1:$1 never reached state $2"
 		sleep 0.1

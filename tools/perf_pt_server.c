@@ -170,7 +170,8 @@ static void header(struct pt_run *t)
 	       "%u%s\n",
 	       (unsigned long long)t->iters, t->rx_depth,
 	       active(t) ? ""
-	       : t->plan->reports ? "; figures: the client's report"
+	       : t->plan->reports ? "; figures: the client's report, "
+				    "which has no latency"
 				  : "; the client measures, this end only "
 				    "serves");
 	perf_report_header(t->o, words);

@@ -4,6 +4,7 @@
  * per row, one per line.  Every figure comes from what the run counted:
  * operations and octets from completions, seconds from CLOCK_MONOTONIC.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,6 +12,7 @@
 
 struct figures {
 	double gbps, mmsgps;
+	bool have_lat; /* a row from a peer's report has no samples */
 	double min, avg, p50, p90, p99, max;
 };
 
@@ -60,6 +62,7 @@ static void figures(struct perf_result *r, struct figures *f)
 		f->gbps = (double)r->bytes * 8 / r->seconds / 1e9;
 		f->mmsgps = (double)r->iters / r->seconds / 1e6;
 	}
+	f->have_lat = r->lat.n > 0;
 	f->avg = tool_stats_avg(&r->lat);
 	f->min = tool_stats_pct(&r->lat, 0);
 	f->p50 = sorted_pct(&r->lat, 50);
@@ -126,6 +129,10 @@ void perf_report_header(const struct perf_opts *o, const char *conn_words)
 
 static void json_lat(const struct figures *f)
 {
+	if (!f->have_lat) {
+		printf("\"lat_us\":null");
+		return;
+	}
 	printf("\"lat_us\":{\"min\":%.3f,\"avg\":%.3f,\"p50\":%.3f,"
 	       "\"p90\":%.3f,\"p99\":%.3f,\"max\":%.3f}",
 	       f->min, f->avg, f->p50, f->p90, f->p99, f->max);
@@ -167,9 +174,12 @@ void perf_report_row(const struct perf_opts *o, size_t size,
 	if (o->json) {
 		json_row(o, size, iw, &f, tcp, &t);
 	} else {
-		printf("%10zu %10llu %9.4g %8.4g %9.2f %9.2f %9.2f", size,
-		       (unsigned long long)iw->iters, f.gbps, f.mmsgps, f.avg,
-		       f.p50, f.p99);
+		printf("%10zu %10llu %9.4g %8.4g", size,
+		       (unsigned long long)iw->iters, f.gbps, f.mmsgps);
+		if (f.have_lat)
+			printf(" %9.2f %9.2f %9.2f", f.avg, f.p50, f.p99);
+		else
+			printf(" %9s %9s %9s", "-", "-", "-");
 		if (tcp)
 			printf(" | %9.4g %8.4g %9.2f %9.2f %9.2f | %6.3f",
 			       t.gbps, t.mmsgps, t.avg, t.p50, t.p99,
