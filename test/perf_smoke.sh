@@ -76,6 +76,19 @@ grep -q '"lat_us":null}$' "$work/pt-server.json" ||
 grep -q '"lat_us":{"min":' "$work/pt-client.json" ||
 	fail "the client's row has no latency: $(cat "$work/pt-client.json")"
 
+# a send bw server counts what arrives: its table row shows "-" for
+# latency, and its header says latency is timed at the other end
+timeout 120 "$perf" --perftest -p "$port" -t send -s "$size" \
+	-n "$iters" >"$work/pt-send-server.txt" &
+server=$!
+wait_tcp "$port" 0A
+timeout 120 "$perf" --perftest --json -p "$port" -t send -s "$size" \
+	-n "$iters" 127.0.0.1 >/dev/null || fail "perftest send client: exit $?"
+wait "$server" || fail "perftest send server: exit $?"
+grep -Eq "^ +$size +$iters .* +- +- +-$" "$work/pt-send-server.txt" &&
+	grep -q '^# latency \[us\]: not measured here' "$work/pt-send-server.txt" ||
+	fail "send server's table: $(cat "$work/pt-send-server.txt")"
+
 # what perftest's exchange has no room for is refused as a usage error
 set +e
 "$perf" --perftest --loopback -m rate 2>"$work/err"

@@ -56,7 +56,7 @@ static int run_client(struct perf_opts *o, const char *tcp_port)
 		perf_client_header(c, conn, sizeof(conn));
 		snprintf(words, sizeof(words), "%s:%s, %s", o->host, o->port,
 			 conn);
-		perf_report_header(o, words);
+		perf_report_header(o, words, true);
 	}
 	for (; !rc && size <= o->size; size *= 2) {
 		struct perf_result r = { 0 }, tr = { 0 };

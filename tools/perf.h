@@ -221,7 +221,8 @@ int perf_tcp_serve_end(struct perf_tcp_server *s);
 
 /* ---- output (perf_report.c) ---------------------------------------------- */
 
-void perf_report_header(const struct perf_opts *o, const char *conn_words);
+void perf_report_header(const struct perf_opts *o, const char *conn_words,
+			bool lat_measured);
 void perf_report_row(const struct perf_opts *o, size_t size,
 		     struct perf_result *iw, struct perf_result *tcp);
 

@@ -168,7 +168,7 @@ static void header(struct pt_run *t)
 	printf("# perftest exchange: %llu iterations a size, send depth %u, "
 	       "receive depth %u\n",
 	       (unsigned long long)t->iters, t->tx_depth, t->rx_depth);
-	perf_report_header(&shown, words);
+	perf_report_header(&shown, words, true);
 }
 
 static bool sync_after(const struct pt_run *t)

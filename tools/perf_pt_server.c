@@ -174,7 +174,7 @@ static void header(struct pt_run *t)
 				    "which has no latency"
 				  : "; the client measures, this end only "
 				    "serves");
-	perf_report_header(t->o, words);
+	perf_report_header(t->o, words, active(t) && t->o->mode == PERF_LAT);
 }
 
 /* The client's bw report as a row: rate and count are unit-free. */

@@ -103,7 +103,13 @@ static const char *tcp_lat_words(const struct perf_opts *o)
 	return "";
 }
 
-void perf_report_header(const struct perf_opts *o, const char *conn_words)
+/*
+ * LAT_MEASURED false: this end's rows carry no latency (it counts what
+ * arrives, or shows its peer's report), so the header says so instead of
+ * naming a measure that the "-" columns never show.
+ */
+void perf_report_header(const struct perf_opts *o, const char *conn_words,
+			bool lat_measured)
 {
 	if (o->json)
 		return;
@@ -111,8 +117,12 @@ void perf_report_header(const struct perf_opts *o, const char *conn_words)
 	       perf_mode_name(o->mode), perf_test_name(o->test), o->qps,
 	       o->qps > 1 ? "s" : "", o->mode == PERF_LAT ? 1 : o->depth,
 	       conn_words);
-	printf("# latency [us]: %s%s\n", lat_words(o),
-	       o->tcp ? tcp_lat_words(o) : "");
+	if (lat_measured)
+		printf("# latency [us]: %s%s\n", lat_words(o),
+		       o->tcp ? tcp_lat_words(o) : "");
+	else
+		printf("# latency [us]: not measured here; the end that posts "
+		       "the messages times them\n");
 	if (o->tcp)
 		printf("# TCP: the same pattern on a TCP socket per QP "
 		       "(TCP_NODELAY); ratio = %s\n",
