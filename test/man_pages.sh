@@ -1,6 +1,7 @@
 #!/bin/sh
-# Every function libiwarp exports has a manual page under its own name that
-# names it, and every page renders without a warning (groff -ww).
+# Every function libiwarp exports and every tool it installs has a manual
+# page under its own name that names it, and every page renders without a
+# warning (groff -ww).
 set -eu
 
 lib="$abs_top_builddir/.libs/libiwarp.so"
@@ -30,6 +31,17 @@ for s in $symbols; do
 	n=$((n + 1))
 done
 
+# every tool installs with a section-1 page under its own name
+tools=$(sed -n 's/^bin_PROGRAMS *= *//p' "$top_srcdir/tools/Makefile.am")
+[ -n "$tools" ] || fail "no tool in tools/Makefile.am"
+for t in $tools; do
+	[ -f "$man/man1/$t.1" ] || fail "tool $t has no page man1/$t.1"
+	grep -q "man1/$t\.1" "$man/Makefile.am" ||
+		fail "man1/$t.1 is not installed by man/Makefile.am"
+	sed -n '/^\.SH NAME/,/^\.SH/p' "$man/man1/$t.1" | grep -q "^$t " ||
+		fail "$t: not in the NAME section of man1/$t.1"
+done
+
 pages=0
 for page in "$man"/man*/*.[0-9]; do
 	grep -q '^\.so ' "$page" && continue
@@ -37,4 +49,4 @@ for page in "$man"/man*/*.[0-9]; do
 	[ -z "$out" ] || fail "$page: $out"
 	pages=$((pages + 1))
 done
-echo "man_pages: $n exported functions documented, $pages pages render cleanly"
+echo "man_pages: $n exported functions and $(echo $tools | wc -w) tools documented, $pages pages render cleanly"
