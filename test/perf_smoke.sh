@@ -57,9 +57,9 @@ for mode in bw lat; do
 done
 # a perftest write bw server in a process of its own prints its client's
 # report: the same count and octets, and no latency it did not measure
-port=$((20000 + $$ % 20000))
-timeout 120 "$perf" --perftest --json -p "$port" -t write -s "$size" \
-	-n "$iters" >"$work/pt-server.json" &
+port=$(free_port)
+timeout 120 "$perf" --perftest --json -B 127.0.0.1 -p "$port" -t write \
+	-s "$size" -n "$iters" >"$work/pt-server.json" &
 server=$!
 wait_tcp "$port" 0A
 timeout 120 "$perf" --perftest --json -p "$port" -t write -s "$size" \
@@ -78,8 +78,8 @@ grep -q '"lat_us":{"min":' "$work/pt-client.json" ||
 
 # a send bw server counts what arrives: its table row shows "-" for
 # latency, and its header says latency is timed at the other end
-timeout 120 "$perf" --perftest -p "$port" -t send -s "$size" \
-	-n "$iters" >"$work/pt-send-server.txt" &
+timeout 120 "$perf" --perftest -B 127.0.0.1 -p "$port" -t send \
+	-s "$size" -n "$iters" >"$work/pt-send-server.txt" &
 server=$!
 wait_tcp "$port" 0A
 timeout 120 "$perf" --perftest --json -p "$port" -t send -s "$size" \

@@ -34,7 +34,7 @@ grep -q "cannot reach 127.0.0.1:1: Connection refused" "$work/err" ||
 [ $(($(date +%s) - start)) -le 3 ] || fail "the refusal took too long"
 
 # a server without markers, a client that requires them
-port=$((20000 + $$ % 20000))
+port=$(free_port)
 timeout 60 "$ping" -s -a 127.0.0.1 -p "$port" --markers off 2>"$work/server" &
 server=$!
 tries=0
@@ -59,7 +59,7 @@ server=
 grep -q "peer requires markers, which are disabled locally" "$work/server" ||
 	fail "server: $(cat "$work/server")"
 # a server busy with one client turns a second away, saying why
-port=$((port + 1))
+port=$(free_port "$port")
 timeout 60 "$ping" -s -a 127.0.0.1 -p "$port" -S 1024 2>"$work/server" &
 server=$!
 wait_tcp "$port" 0A

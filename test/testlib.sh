@@ -50,6 +50,24 @@ totals() {
 	fpdus=$2 violations=$4
 }
 
+# A TCP port no local socket holds, other than those given, below the
+# ephemeral range so that no outgoing connection can take it meanwhile.
+free_port() {
+	_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range)
+	[ "$_lo" -gt 11024 ] || _lo=32768
+	for _ in $(seq 100); do
+		_p=$((10000 + $(od -An -N2 -tu2 /dev/urandom) % (_lo - 10000)))
+		case " $* " in *" $_p "*) continue ;; esac
+		# no socket of any state bound to it
+		if ! grep -Eqh "^ *[0-9]+: [0-9A-F]+:$(printf '%04X' "$_p") " \
+			/proc/net/tcp /proc/net/tcp6 2>/dev/null; then
+			echo "$_p"
+			return
+		fi
+	done
+	fail "no free port below $_lo"
+}
+
 # Until local port $1 (on any local address) has a socket in
 # state $2 of /proc/net/tcp or tcp6 (0A listening, 01 a connection it
 # accepted); fails after 10 s.

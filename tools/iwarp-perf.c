@@ -168,6 +168,8 @@ static void usage(FILE *f)
 "  -D, --depth DEPTH        work requests outstanding per QP (128; lat: 1)\n"
 "  -p, --port PORT          iWARP port (18515); the server also listens on\n"
 "                           TCP port PORT+1 for the --tcp comparison\n"
+"  -B, --bind ADDR          server: listen on ADDR only (default: every\n"
+"                           address)\n"
 "      --tcp                repeat each size over a TCP socket; print its\n"
 "                           figures and the ratio libiwarp/TCP (Gbit/s;\n"
 "                           lat: p50 latency)\n"
@@ -206,6 +208,7 @@ static const struct option longopts[] = {
 	{ "qps", required_argument, NULL, 'q' },
 	{ "depth", required_argument, NULL, 'D' },
 	{ "port", required_argument, NULL, 'p' },
+	{ "bind", required_argument, NULL, 'B' },
 	{ "event", no_argument, NULL, 'e' },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "crc", required_argument, NULL, OPT_CRC },
@@ -339,6 +342,9 @@ static int take_option(struct perf_opts *o, int opt, const char *arg,
 		if (!tool_parse_size(arg, &o->max_size) || !o->max_size)
 			return bad("bad size %s", arg);
 		break;
+	case 'B':
+		o->bind = arg;
+		break;
 	case 'e':
 		o->event = true;
 		break;
@@ -418,7 +424,7 @@ int main(int argc, char **argv)
 	int opt, rc;
 
 	iw_mpa_opts_default(&o.mpa);
-	while ((opt = getopt_long(argc, argv, "m:t:s:an:q:D:p:edh", longopts,
+	while ((opt = getopt_long(argc, argv, "m:t:s:an:q:D:p:B:edh", longopts,
 				  NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
@@ -434,14 +440,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	o.host = optind < argc ? argv[optind] : NULL;
+	if (o.bind && (o.host || o.loopback))
+		return bad("--bind names a server's address: no HOST, no --loopback");
+	if (o.bind)
+		o.host = o.bind;
 	rc = settle(&o, size_set, depth_set);
 	if (rc)
 		return rc;
 	if (o.loopback)
 		return run_loopback(&o);
 	if (o.perftest)
-		return o.host ? perf_pt_client(&o) : perf_pt_server(&o, -1);
-	if (o.host) {
+		return o.host && !o.bind ? perf_pt_client(&o)
+					 : perf_pt_server(&o, -1);
+	if (o.host && !o.bind) {
 		char tcp_port[24];
 
 		snprintf(tcp_port, sizeof(tcp_port), "%ld",

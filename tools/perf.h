@@ -39,6 +39,7 @@ struct perf_opts {
 	bool perftest;	   /* perftest's exchange instead of ours */
 	uint32_t rx_depth; /* perftest's -r: receives for Sends */
 	const char *host, *port;
+	const char *bind; /* server: the one address it listens on */
 	int timeout_ms;	   /* bound of every wait */
 	uint64_t max_size; /* server: largest buffer it registers */
 	struct iw_mpa_opts mpa;

@@ -43,11 +43,15 @@ cell() {
 	fi
 }
 
-# A free TCP port on 127.0.0.1.
+# A free TCP port on 127.0.0.1 other than those given, below the
+# ephemeral range so that no outgoing connection can hold it meanwhile.
 free_port() {
-	local p
+	local p lo
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
+	[ "$lo" -gt 11024 ] || lo=32768
 	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((10000 + RANDOM % (lo - 10000)))
+		[[ " $* " == *" $p "* ]] && continue
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
 	done
 	echo 0
@@ -286,7 +290,7 @@ scenario_siw_client() {
 	local dir=$work/siw-client hp tp pid tpid
 	mkdir -p "$dir"
 	hp=$(free_port)
-	tp=$(free_port)
+	tp=$(free_port "$hp")
 	IWARP_TRACE=$dir/server.pcap "$tools/iwarp-ping" -s -a 127.0.0.1 \
 		-p "$hp" -P -S 65535 -d >"$dir/server.log" 2>&1 &
 	pid=$!
@@ -297,14 +301,16 @@ scenario_siw_client() {
 ping() {
 	name=\$1
 	shift
-	rping -c -a 10.0.2.100 -p $hp "\$@" >"\$name.log" 2>"\$name.err"
+	timeout -k 5 300 rping -c -a 10.0.2.100 -p $hp "\$@" >"\$name.log" \
+		2>"\$name.err"
 	echo "\$name \$?" >>results
 }
 for s in 23 1024 65535; do
 	ping size-\$s -S \$s -C 10 -V -v
 done
 ping long -S 1024 -C 1000 -V -v
-rping -c -a 10.0.2.100 -p $tp -S 1024 -C 1 -V >terminate.log 2>&1
+timeout -k 5 60 rping -c -a 10.0.2.100 -p $tp -S 1024 -C 1 -V \
+	>terminate.log 2>&1
 echo "terminate \$?" >>results
 dmesg >dmesg.log
 EOF
@@ -397,7 +403,7 @@ scenario_perftest_server() {
 i=0
 while IFS='|' read -r name ours theirs; do
 	i=$((i + 1))
-	timeout 120 $theirs -R -d siw0 -F -p 18515 </dev/null \
+	timeout -k 5 120 $theirs -R -d siw0 -F -p 18515 </dev/null \
 		>"perftest-$name.log" 2>&1 &
 	for n in $(seq 100); do
 		grep -q ':4853 00000000:0000 0A' /proc/net/tcp && break
@@ -437,7 +443,7 @@ i=0
 while IFS='|' read -r name ours theirs; do
 	i=\$((i + 1))
 	for n in \$(seq 1800); do [ -f "go.\$i" ] && break; sleep 0.1; done
-	timeout 120 \$theirs -R -d siw0 -F -p $hp 10.0.2.100 </dev/null \
+	timeout -k 5 120 \$theirs -R -d siw0 -F -p $hp 10.0.2.100 </dev/null \
 		>"perftest-\$name.log" 2>&1
 	echo \$? >"rc.\$i"
 done <items
@@ -448,7 +454,7 @@ GUEST
 	while IFS='|' read -r name ours theirs; do
 		i=$((i + 1))
 		# shellcheck disable=SC2086 # ours is a list of options
-		timeout 150 "$tools/iwarp-perf" --perftest $ours -p "$hp" \
+		timeout 150 "$tools/iwarp-perf" --perftest $ours -B 127.0.0.1 -p "$hp" \
 			</dev/null >"$dir/$name.log" 2>&1 &
 		pid=$!
 		for _ in $(seq 50); do
@@ -487,7 +493,7 @@ scenario_rdmacm() {
 	local peer=$builddir/test/ucma_peer
 	mkdir -p "$dir"
 	fp=$(free_port)
-	hp=$(free_port)
+	hp=$(free_port "$fp")
 	rdmacm_items >"$dir/items"
 	cat >"$dir/guest.sh" <<GUEST
 # each item in turn: a server on 7472 (0x1D30) once ready.I is written,
@@ -496,7 +502,7 @@ i=0
 while IFS='|' read -r name who cmd size count; do
 	i=\$((i + 1))
 	if [ "\$who" = serve ]; then
-		timeout 120 \$cmd -p 7472 </dev/null >"siw-\$name.log" 2>&1 &
+		timeout -k 5 120 \$cmd -p 7472 </dev/null >"siw-\$name.log" 2>&1 &
 		for n in \$(seq 100); do
 			grep -q ':1D30 00000000:0000 0A' /proc/net/tcp && break
 			sleep 0.1
@@ -505,7 +511,7 @@ while IFS='|' read -r name who cmd size count; do
 		wait \$!
 	else
 		for n in \$(seq 600); do [ -f "go.\$i" ] && break; sleep 0.1; done
-		timeout 120 \$cmd -s 10.0.2.100 -p $hp </dev/null \
+		timeout -k 5 120 \$cmd -s 10.0.2.100 -p $hp </dev/null \
 			>"siw-\$name.log" 2>&1
 	fi
 	echo \$? >"rc.\$i"
@@ -567,12 +573,12 @@ scenario_side_by_side() {
 # a perftest bandwidth run over siw0: the client's average Gbit/s
 perftest() {
 	t=$1 s=$2 n=$3
-	"ib_${t}_bw" -R -d siw0 -F --report_gbits -s "$s" -n "$n" \
-		>"srv-$t-$s.log" 2>&1 &
+	timeout -k 5 120 "ib_${t}_bw" -R -d siw0 -F --report_gbits -s "$s" \
+		-n "$n" >"srv-$t-$s.log" 2>&1 &
 	for i in $(seq 30); do
 		sleep 1
-		"ib_${t}_bw" -R -d siw0 -F --report_gbits -s "$s" -n "$n" \
-			10.0.2.15 >"cli-$t-$s.log" 2>&1 && break
+		timeout -k 5 120 "ib_${t}_bw" -R -d siw0 -F --report_gbits \
+			-s "$s" -n "$n" 10.0.2.15 >"cli-$t-$s.log" 2>&1 && break
 	done
 	wait
 	# a Send's bandwidth is what its receiver, the server, counted

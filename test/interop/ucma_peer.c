@@ -8,7 +8,7 @@
  * completion's status and length, and exits 0 only when COUNT of each
  * came.  They send buffers they never fill, so only lengths are checked.
  *
- *   ucma_peer -s PORT SIZE COUNT           listen on PORT, serve one
+ *   ucma_peer -s PORT SIZE COUNT           listen on 127.0.0.1:PORT, serve one
  *   ucma_peer -c HOST PORT SIZE COUNT      connect
  */
 #include <poll.h>
@@ -205,7 +205,7 @@ static int serve(struct peer *p, const char *port)
 	p->listen = iw_create_id(p->ch, NULL);
 	if (!p->listen || iw_set_mpa_opts(p->listen, &m))
 		return fail("cannot create an identifier", 0);
-	rc = iw_listen(p->listen, NULL, port, 4);
+	rc = iw_listen(p->listen, "127.0.0.1", port, 4);
 	if (rc)
 		return fail("cannot listen", rc);
 	printf("%s: listening on %s\n", prog, port);
