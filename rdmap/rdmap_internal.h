@@ -70,6 +70,7 @@ void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial);
 extern const struct mpa_rx_ops rdmap_mpa_rx_ops;
 
 /* read.c */
+int rdmap_read_response_expected(struct rdmap_qp *qp);
 int rdmap_read_response_check(struct rdmap_qp *qp, const struct ddp_hdr *h,
 			      uint32_t payload);
 void rdmap_read_response_done(struct rdmap_qp *qp, const struct ddp_hdr *h,

@@ -14,18 +14,25 @@ static struct rdmap_ord_entry *ord_head(struct rdmap_qp *qp)
 	return &qp->ord_q[qp->ord_head % (qp->conn.ord ? qp->conn.ord : 1)];
 }
 
+/* A Read Response with no Read outstanding is an unexpected opcode. */
+int rdmap_read_response_expected(struct rdmap_qp *qp)
+{
+	return qp->ord_count ? 0 : -IW_ERDMAP_RRESP_UNEXPECTED;
+}
+
 /*
- * A Read Response segment must continue the oldest outstanding Read: same
- * sink STag, the next tagged offset, and no more octets than it asked for.
+ * RFC 5040 section 4.5: a Read Response carries the sink STag and TO of
+ * its Read Request.  A segment that DDP found placeable (its STag valid,
+ * in our protection domain and bounds) must still continue the oldest
+ * outstanding Read: same sink STag, the next tagged offset, and no more
+ * octets than it asked for.  Only RDMAP knows the Reads, so a segment that
+ * breaks this is an RDMAP error, found after DDP's own checks.
  */
 int rdmap_read_response_check(struct rdmap_qp *qp, const struct ddp_hdr *h,
 			      uint32_t payload)
 {
-	struct rdmap_ord_entry *e;
+	struct rdmap_ord_entry *e = ord_head(qp);
 
-	if (qp->ord_count == 0)
-		return -IW_ERDMAP_RRESP_UNEXPECTED;
-	e = ord_head(qp);
 	if (h->stag != e->sink_stag || h->to != e->sink_to + e->done ||
 	    (uint64_t)e->done + payload > e->len ||
 	    (h->last && e->done + payload != e->len))

@@ -141,13 +141,24 @@ static int segment_start(struct rdmap_qp *qp)
 				 &s->dst);
 		return ddp_tagged_error(f);
 	case RDMAP_OP_READ_RESP:
-		rc = rdmap_read_response_check(qp, h, s->payload);
-		if (rc || s->payload == 0)
+		/*
+		 * Whether a response may come at all is the opcode's business;
+		 * then DDP judges the tagged buffer as for any tagged segment
+		 * (RFC 5041 section 7.1); only a segment DDP would place is
+		 * matched against the Read it must answer (RFC 5040 4.5).
+		 */
+		rc = rdmap_read_response_expected(qp);
+		if (rc)
 			return rc;
-		f = ddp_mr_check(qp->attr.stags, h->stag, qp->attr.pd,
-				 DDP_ACCESS_LOCAL_WRITE, h->to, s->payload,
-				 &s->dst);
-		return ddp_tagged_error(f);
+		if (s->payload) {
+			f = ddp_mr_check(qp->attr.stags, h->stag, qp->attr.pd,
+					 DDP_ACCESS_LOCAL_WRITE, h->to,
+					 s->payload, &s->dst);
+			rc = ddp_tagged_error(f);
+			if (rc)
+				return rc;
+		}
+		return rdmap_read_response_check(qp, h, s->payload);
 	case RDMAP_OP_READ_REQ:
 		if (!h->last || s->payload)
 			return -IW_ERDMAP_MALFORMED;

@@ -273,6 +273,7 @@ static void arena_arm(struct arena *a)
 #define U_LAST 0x41 /* DDP control: untagged, L, DV 1 */
 #define U_MID 0x01
 #define T_LAST 0xc1 /* tagged, L, DV 1 */
+#define T_MID 0x81
 #define RD(op) (0x40 | (op)) /* RDMAP control: RV 1 */
 
 static size_t u_hdr(uint8_t *o, uint8_t ctrl, uint8_t rctrl, uint32_t inv,
@@ -1044,34 +1045,108 @@ static struct arena *arena_with_read_outstanding(void)
 	return a;
 }
 
-/* Loop: wrong sink STag, wrong TO, more octets than asked, L too early. */
-START_TEST(read_response_not_matching_the_outstanding_read_is_mismatch)
+/*
+ * Loop: Read Responses the victim (64 octets outstanding into V_WDST) must
+ * refuse.  DDP judges the tagged buffer first, as for a Write (RFC 5041
+ * section 7.1): an STag that is not valid, one of another PD, a buffer
+ * outside the region or wrapping 2^64, a region without local write.  Only
+ * a segment DDP would place is matched against the outstanding Read
+ * (RFC 5040 section 4.5): another valid STag, another TO, more octets
+ * than asked, L too early are RDMAP's to report.  Nothing lands anywhere.
+ */
+START_TEST(read_response_is_judged_by_ddp_before_it_is_matched_to_the_read)
+{
+	static const struct {
+		int sink;	/* region the STag is taken from */
+		uint32_t key;	/* XORed into its STag */
+		int64_t to;	/* from the region's base, or absolute */
+		bool absolute;
+		size_t len;
+		bool last;
+		int code;
+		uint8_t layer, etype, ecode;
+	} c[] = {
+		/* DDP tagged buffer errors, whatever the Read asked for */
+		{ V_WDST, 0x33, 0, false, READ_LEN, true,
+		  IW_EDDP_T_STAG, 1, 1, 0x00 },
+		{ V_OTHERPD, 0, 0, false, READ_LEN, true,
+		  IW_EDDP_T_NOT_ASSOC, 1, 1, 0x02 },
+		{ V_WDST, 0, 1024 - READ_LEN / 2, false, READ_LEN, true,
+		  IW_EDDP_T_BOUNDS, 1, 1, 0x01 },
+		{ V_WDST, 0, -1, false, READ_LEN, true,
+		  IW_EDDP_T_BOUNDS, 1, 1, 0x01 },
+		{ V_WDST, 0, -READ_LEN / 2, true, READ_LEN, true,
+		  IW_EDDP_T_TO_WRAP, 1, 1, 0x03 },
+		/* RFC 5041 has no code for access rights; RFC 5040 does */
+		{ V_RSRC, 0, 0, false, READ_LEN, true,
+		  IW_ERDMAP_ACCESS, 0, 1, 0x02 },
+		/* placeable, but not the response the outstanding Read wants */
+		{ V_NOACC, 0, 0, false, READ_LEN, true,
+		  IW_ERDMAP_RRESP_MISMATCH, 0, 2, 0x07 },
+		{ V_WDST, 0, 8, false, READ_LEN, true,
+		  IW_ERDMAP_RRESP_MISMATCH, 0, 2, 0x07 },
+		{ V_WDST, 0, 0, false, READ_LEN + 8, true,
+		  IW_ERDMAP_RRESP_MISMATCH, 0, 2, 0x07 },
+		{ V_WDST, 0, 0, false, READ_LEN / 2, true,
+		  IW_ERDMAP_RRESP_MISMATCH, 0, 2, 0x07 },
+		{ V_WDST, 0, 0, false, READ_LEN + 8, false,
+		  IW_ERDMAP_RRESP_MISMATCH, 0, 2, 0x07 },
+	};
+	struct arena *a = arena_with_read_outstanding();
+	struct region *sink = &a->reg[c[_i].sink];
+	uint32_t stag = sink->stag ^ c[_i].key;
+	uint64_t to = c[_i].absolute ? (uint64_t)c[_i].to
+				     : va(sink) + (uint64_t)c[_i].to;
+	struct expect e = { -c[_i].code, true, c[_i].layer, c[_i].etype,
+			    c[_i].ecode, true, false, NULL, 0, -1 };
+	uint8_t seg[128];
+	size_t n;
+
+	n = t_hdr(seg, c[_i].last ? T_LAST : T_MID, RD(RDMAP_OP_READ_RESP),
+		  stag, to);
+	n += fill(seg + n, c[_i].len, 9);
+	arena_arm(a);
+	attack(a, seg, n, e);
+	arena_free(a);
+}
+END_TEST
+
+#define N_RRESP_FAULTS 11
+
+/*
+ * The honest path through the same checks: the response cut into segments
+ * of 8 octets at the advertised sink is placed and completes the Read.
+ */
+START_TEST(read_response_in_segments_at_the_advertised_sink_completes_the_read)
 {
 	struct arena *a = arena_with_read_outstanding();
 	struct region *sink = &a->reg[V_WDST];
-	uint32_t stag = sink->stag;
-	uint64_t to = va(sink);
-	size_t len = READ_LEN, n;
-	uint8_t seg[128];
+	struct pair_side *v = &a->p.s[1];
+	struct forge *f = malloc(sizeof(*f));
+	uint8_t seg[READ_LEN / 8][14 + 8], want[READ_LEN];
+	uint32_t mark = v->n_cqe;
 
-	switch (_i) {
-	case 0:
-		stag ^= 0x33;
-		break;
-	case 1:
-		to += 8;
-		break;
-	case 2:
-		len = READ_LEN + 8;
-		break;
-	default:
-		len = READ_LEN / 2;
-		break;
+	ck_assert_ptr_nonnull(f);
+	forge_begin(f, a);
+	for (int i = 0; i < READ_LEN / 8; i++) {
+		size_t n = t_hdr(seg[i], i == READ_LEN / 8 - 1 ? T_LAST : T_MID,
+				 RD(RDMAP_OP_READ_RESP), sink->stag,
+				 va(sink) + 8 * (uint64_t)i);
+
+		fill(seg[i] + n, 8, (uint8_t)(9 + 104 * i));
+		memcpy(want + 8 * i, seg[i] + n, 8);
+		forge_fpdu(f, seg[i], sizeof(seg[i]));
 	}
-	n = t_hdr(seg, T_LAST, RD(RDMAP_OP_READ_RESP), stag, to);
-	n += fill(seg + n, len, 9);
-	arena_arm(a);
-	attack(a, seg, n, RDMAP_ERR(IW_ERDMAP_RRESP_MISMATCH, 2, 0x07));
+	ck_assert_int_eq(pair_inject(&a->p, 1, f->w, f->len), 0);
+	ck_assert_uint_eq(v->qp.state, RDMAP_QP_RTS);
+	ck_assert_uint_eq(v->qp.ord_count, 0);
+	ck_assert_uint_eq(v->n_cqe, mark + 1);
+	ck_assert_uint_eq(v->cqe[mark].wr_id, 0x210);
+	ck_assert_uint_eq(v->cqe[mark].opcode, RDMAP_WC_READ);
+	ck_assert_uint_eq(v->cqe[mark].status, RDMAP_WC_SUCCESS);
+	ck_assert_uint_eq(v->cqe[mark].byte_len, READ_LEN);
+	ck_assert_mem_eq(sink->buf, want, READ_LEN);
+	free(f);
 	arena_free(a);
 }
 END_TEST
@@ -1742,8 +1817,9 @@ static Suite *rdmap_errors_suite(void)
 	tcase_add_test(tc, write_in_an_untagged_segment_is_unexpected_opcode);
 	tcase_add_test(tc, send_on_qn_1_is_unexpected_opcode);
 	tcase_add_test(tc, read_response_with_no_read_outstanding_is_unexpected);
-	tcase_add_loop_test(tc, read_response_not_matching_the_outstanding_read_is_mismatch,
-			    0, 4);
+	tcase_add_loop_test(tc, read_response_is_judged_by_ddp_before_it_is_matched_to_the_read,
+			    0, N_RRESP_FAULTS);
+	tcase_add_test(tc, read_response_in_segments_at_the_advertised_sink_completes_the_read);
 	tcase_add_test(tc, more_read_requests_than_the_ird_is_ird_exceeded);
 	tcase_add_loop_test(tc, read_request_with_bad_source_is_remote_protection_error,
 			    0, N_SRC_FAULTS);
