@@ -127,14 +127,19 @@ static int refuse_queued_reads(struct rdmap_qp *qp)
 /*
  * Enters RTS with what the MPA handshake settled.  The queues for Reads
  * and built FPDUs are sized here, once; nothing is allocated afterwards.
+ *
+ * Both ULPDU limits must hold the longest header a segment can carry, a
+ * Terminate echoing an untagged DDP header and a Read Request header
+ * (RDMAP_MIN_MULPDU): every message then fits, and a segment with payload
+ * (18 header octets at most) carries at least 52 of it.  A smaller limit
+ * is refused (-EINVAL).  With markers the MULPDU is cut to what keeps
+ * every FPDUPTR within 16 bits.
  */
 int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 {
-	size_t hdr = DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN;
-
 	if (qp->state != RDMAP_QP_IDLE)
 		return -EINVAL;
-	if (conn->mulpdu <= hdr || conn->max_ulpdu < hdr)
+	if (conn->mulpdu < RDMAP_MIN_MULPDU || conn->max_ulpdu < RDMAP_MIN_MULPDU)
 		return -EINVAL;
 	qp->conn = *conn;
 	qp->ord_q = calloc(conn->ord ? conn->ord : 1, sizeof(*qp->ord_q));
@@ -152,6 +157,7 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	for (uint32_t i = 0; i < qp->n_fpdus; i++)
 		qp->fpdus[i].wire = qp->fpdu_iov + i * qp->fpdu_iov_max;
 	mpa_tx_init(&qp->mpa_tx, conn->mulpdu, conn->markers_tx, conn->crc);
+	qp->conn.mulpdu = qp->mpa_tx.mulpdu;
 	mpa_rx_init(&qp->mpa_rx, &rdmap_mpa_rx_ops, qp, conn->max_ulpdu,
 		    conn->markers_rx, conn->crc);
 	/*

@@ -193,6 +193,7 @@ struct rdmap_conn {
 	bool initiator;
 	bool crc;
 	bool markers_tx, markers_rx;
+	/* both at least RDMAP_MIN_MULPDU */
 	uint16_t mulpdu;    /* longest ULPDU we send */
 	uint16_t max_ulpdu; /* longest ULPDU we accept */
 	uint16_t ird, ord;

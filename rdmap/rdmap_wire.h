@@ -58,6 +58,9 @@ enum rdmap_opcode {
 /* The longest header a segment carries: untagged DDP + Terminate body. */
 #define RDMAP_MAX_HDR_LEN (18 + RDMAP_TERM_MAX_LEN)
 
+/* The smallest MULPDU (either way) a stream works with: that header. */
+#define RDMAP_MIN_MULPDU RDMAP_MAX_HDR_LEN
+
 /* Zero-length tagged RTRs carry a non-zero STag, as Linux siw does. */
 #define RDMAP_RTR_STAG 1
 

@@ -215,7 +215,8 @@ static int build_fpdu(struct rdmap_qp *qp)
 	struct rdmap_fpdu *fp =
 		&qp->fpdus[(qp->fpdu_head + qp->fpdu_count) % qp->n_fpdus];
 	size_t hlen = ddp_hdr_len(m->hdr.tagged) + m->extra_len;
-	uint64_t room = qp->conn.mulpdu - hlen, take = m->total - m->sent;
+	/* the start made sure the header fits: hlen <= RDMAP_MIN_MULPDU */
+	uint64_t room = qp->mpa_tx.mulpdu - hlen, take = m->total - m->sent;
 	struct iovec ulpdu[1 + RDMAP_MAX_SGE];
 	int n, cnt;
 

@@ -55,8 +55,9 @@ void pair_init(struct pair *p, const struct pair_opts *o, struct rng *r)
 		struct rdmap_conn conn = {
 			.initiator = i == 0, .crc = o->crc,
 			.markers_tx = o->markers, .markers_rx = o->markers,
-			.mulpdu = mpa_mulpdu(o->emss, o->markers),
-			.max_ulpdu = 0xffff,
+			.mulpdu = o->mulpdu ? o->mulpdu
+					    : mpa_mulpdu(o->emss, o->markers),
+			.max_ulpdu = o->max_ulpdu ? o->max_ulpdu : 0xffff,
 			.ird = o->ird, .ord = o->ord, .rtr = o->rtr,
 			.responder_first = o->responder_first,
 		};

@@ -510,6 +510,176 @@ START_TEST(post_checks_its_arguments)
 }
 END_TEST
 
+/*
+ * Walks the FPDUs side @s wrote; returns how many there were and, in
+ * *@longest, the longest ULPDU among them.
+ */
+static size_t wire_ulpdus(const struct pair_side *s, bool markers,
+			  size_t *longest)
+{
+	size_t off = 0, n = 0;
+
+	*longest = 0;
+	while (off < s->wire_len) {
+		size_t at = off + (markers && off % MPA_MARKER_SPACING == 0
+					   ? MPA_MARKER_LEN
+					   : 0);
+		uint16_t ulen = (uint16_t)(s->wire[at] << 8 | s->wire[at + 1]);
+
+		if (ulen > *longest)
+			*longest = ulen;
+		off += mpa_fpdu_wire_len(off, ulen, markers);
+		n++;
+	}
+	ck_assert_uint_eq(off, s->wire_len);
+	return n;
+}
+
+/*
+ * Both ULPDU limits must hold the longest header (a Terminate echoing an
+ * untagged DDP header and a Read Request header, 70 octets); one octet
+ * less either way is refused at the start, before the stream is touched.
+ */
+START_TEST(a_mulpdu_below_the_longest_header_is_refused_at_start)
+{
+	static const struct {
+		uint16_t mulpdu, max_ulpdu;
+		int rc;
+	} c[] = {
+		{ RDMAP_MIN_MULPDU - 1, 0xffff, -EINVAL },
+		{ 0xffff, RDMAP_MIN_MULPDU - 1, -EINVAL },
+		{ 0, 0xffff, -EINVAL },
+		{ RDMAP_MIN_MULPDU, RDMAP_MIN_MULPDU, 0 },
+	};
+	struct ddp_stag_table stags;
+	struct pair_side s;
+
+	ck_assert_uint_eq(RDMAP_MIN_MULPDU,
+			  DDP_UNTAGGED_HDR_LEN + RDMAP_TERM_CTRL_LEN +
+				  RDMAP_TERM_SEGLEN_LEN +
+				  DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN);
+	ck_assert_int_eq(ddp_stag_table_init(&stags, 4), 0);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(&s, 0, sizeof(s));
+		ck_assert_int_eq(rdmap_qp_init(&s.qp, &(struct rdmap_qp_attr){
+			.sq_depth = 4, .rq_depth = 4, .max_sge = 1,
+			.pd = PAIR_PD, .stags = &stags }, &pair_ops, &s), 0);
+		ck_assert_int_eq(rdmap_qp_start(&s.qp, &(struct rdmap_conn){
+			.initiator = true, .mulpdu = c[i].mulpdu,
+			.max_ulpdu = c[i].max_ulpdu, .ird = 1, .ord = 1 }),
+			c[i].rc);
+		ck_assert_uint_eq(s.qp.state, c[i].rc ? RDMAP_QP_IDLE
+						      : RDMAP_QP_RTS);
+		ck_assert_uint_eq(s.n_ev, 0);
+		rdmap_qp_fini(&s.qp);
+	}
+	ddp_stag_table_destroy(&stags);
+}
+END_TEST
+
+/*
+ * At the smallest MULPDU every message still goes, each cut into segments
+ * that fill it: 52 octets of Send payload behind 18 header octets, 56 of
+ * Write or Read Response behind 14.
+ */
+START_TEST(the_smallest_mulpdu_carries_every_message_in_full_segments)
+{
+	static uint8_t a[1024], b[1024];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+	size_t longest;
+
+	pair_opts_default(&o);
+	o.mulpdu = o.max_ulpdu = RDMAP_MIN_MULPDU;
+	o.record_wire = true;
+	setup(&p, &o, "min_mulpdu", 13);
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i * 11 + 3);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)b, 200, sb };
+		struct rdmap_sge ss[2] = { { (uintptr_t)a, 150, sa },
+					   { (uintptr_t)a + 150, 50, sa } };
+		struct rdmap_sge ws = { (uintptr_t)a + 200, 200, sa };
+		struct rdmap_sge cs = { (uintptr_t)a + 600, 200, sa };
+		struct rdmap_send_wr s = send_wr(1, RDMAP_WR_SEND, ss, 2);
+		struct rdmap_send_wr w = send_wr(2, RDMAP_WR_WRITE, &ws, 1);
+		struct rdmap_send_wr r = send_wr(3, RDMAP_WR_READ, &cs, 1);
+
+		w.rkey = r.rkey = sb;
+		w.remote_addr = r.remote_addr = (uintptr_t)b + 200;
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp,
+			&(struct rdmap_recv_wr){ 9, &rs, 1 }), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &r), 0);
+	}
+	pair_pump(&p);
+	ck_assert_uint_eq(p.s[0].n_cqe, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		ck_assert_uint_eq(p.s[0].cqe[i].wr_id, i + 1);
+		ck_assert_uint_eq(p.s[0].cqe[i].status, RDMAP_WC_SUCCESS);
+	}
+	ck_assert_uint_eq(p.s[1].n_cqe, 1);
+	ck_assert_uint_eq(p.s[1].cqe[0].byte_len, 200);
+	ck_assert_mem_eq(b, a, 400);
+	ck_assert_mem_eq(a + 600, b + 200, 200);
+	/* Send 4 x 52, Write 4 x 56, Read Request 1; Read Response 4 x 56 */
+	ck_assert_uint_eq(wire_ulpdus(&p.s[0], false, &longest), 4 + 4 + 1);
+	ck_assert_uint_eq(longest, RDMAP_MIN_MULPDU);
+	ck_assert_uint_eq(wire_ulpdus(&p.s[1], false, &longest), 4);
+	ck_assert_uint_eq(longest, DDP_TAGGED_HDR_LEN + 56);
+	pair_fini(&p);
+}
+END_TEST
+
+/*
+ * With markers an FPDUPTR must reach back over the whole FPDU, which caps
+ * the MULPDU at 65014 (RFC 5044 section 4.3).  A larger one given at the
+ * start is cut to that, and a long Write is segmented to fit it.
+ */
+START_TEST(markers_cut_a_larger_mulpdu_to_what_an_fpduptr_reaches)
+{
+	static uint8_t a[150000], b[150000];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+	size_t longest, n;
+
+	pair_opts_default(&o);
+	o.markers = true;
+	o.mulpdu = 0xffff;
+	o.record_wire = true;
+	setup(&p, &o, "markers_mulpdu", 14);
+	ck_assert_uint_eq(p.s[0].qp.conn.mulpdu, MPA_MAX_ULPDU_MARKERS);
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i * 13 + 5);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	{
+		struct rdmap_sge ws = { (uintptr_t)a, sizeof(a), sa };
+		struct rdmap_send_wr w = send_wr(1, RDMAP_WR_WRITE, &ws, 1);
+
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)b;
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+	}
+	pair_pump(&p);
+	ck_assert_uint_eq(p.s[0].qp.state, RDMAP_QP_RTS);
+	ck_assert_uint_eq(p.s[0].n_cqe, 1);
+	ck_assert_uint_eq(p.s[0].cqe[0].status, RDMAP_WC_SUCCESS);
+	ck_assert_mem_eq(b, a, sizeof(a));
+	n = wire_ulpdus(&p.s[0], true, &longest);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_le(longest, MPA_MAX_ULPDU_MARKERS);
+	ck_assert_uint_gt(longest, MPA_MAX_ULPDU_MARKERS - MPA_MARKER_LEN -
+					   DDP_TAGGED_HDR_LEN);
+	pair_fini(&p);
+}
+END_TEST
+
 /* ---- randomized conversations -------------------------------------- */
 
 #define ARENA_SIZE (6u << 20)
@@ -952,6 +1122,9 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, unsignaled_work_completes_silently_unless_it_fails);
 	tcase_add_test(tc, inline_data_is_copied_when_posted);
 	tcase_add_test(tc, post_checks_its_arguments);
+	tcase_add_test(tc, a_mulpdu_below_the_longest_header_is_refused_at_start);
+	tcase_add_test(tc, the_smallest_mulpdu_carries_every_message_in_full_segments);
+	tcase_add_test(tc, markers_cut_a_larger_mulpdu_to_what_an_fpduptr_reaches);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("random");

@@ -1251,6 +1251,31 @@ START_TEST(read_request_with_bad_source_is_remote_protection_error)
 END_TEST
 
 /*
+ * The longest Terminate (a Read Request's DDP and RDMA headers echoed) is
+ * exactly the smallest MULPDU a stream may have: it leaves in one piece,
+ * and a peer whose receive limit is that MULPDU takes it.
+ */
+START_TEST(the_longest_terminate_fits_the_smallest_mulpdu)
+{
+	struct pair_opts o;
+	struct arena *a;
+	struct expect e = RDMAP_ERR(IW_ERDMAP_STAG, 1, 0x00);
+	uint8_t seg[46];
+
+	pair_opts_default(&o);
+	o.mulpdu = o.max_ulpdu = RDMAP_MIN_MULPDU;
+	a = arena_new(&o, 0);
+	read_req(seg, U_LAST, 1, a, unknown_stag(a), va(&a->reg[V_RSRC]),
+		 READ_LEN);
+	arena_arm(a);
+	e.r = true;
+	attack(a, seg, sizeof(seg), e);
+	ck_assert_uint_eq(18 + 4 + 2 + 18 + 28, RDMAP_MIN_MULPDU);
+	arena_free(a);
+}
+END_TEST
+
+/*
  * The honest path: side 0 reads through a bad rkey.  Its Read fails with a
  * remote access error (the Terminate echoes its Read Request), the Read
  * queued behind it (ORD 1) and its receives are flushed.
@@ -1823,6 +1848,7 @@ static Suite *rdmap_errors_suite(void)
 	tcase_add_test(tc, more_read_requests_than_the_ird_is_ird_exceeded);
 	tcase_add_loop_test(tc, read_request_with_bad_source_is_remote_protection_error,
 			    0, N_SRC_FAULTS);
+	tcase_add_test(tc, the_longest_terminate_fits_the_smallest_mulpdu);
 	tcase_add_loop_test(tc, honest_read_through_bad_source_completes_with_remote_access_error,
 			    0, N_SRC_FAULTS);
 	tcase_add_loop_test(tc, send_with_invalidate_of_an_stag_it_cannot_invalidate_is_refused,
