@@ -27,6 +27,17 @@ struct iw_term_triple {
 	uint8_t ecode;
 };
 
+/*
+ * RFC 5040 sections 4.8 and 7.2: what a Terminate says of a fault of our
+ * own that ends the stream and that no code below names (nothing the peer
+ * sent caused it): RDMAP layer, local catastrophic error.  The RFC leaves
+ * its error code open; Linux siw sends 0xff, we send 0x00.
+ */
+#define IW_TERM_ETYPE_LOCAL_CATASTROPHIC 0
+#define IW_TERM_LOCAL_CATASTROPHIC                                        \
+	((struct iw_term_triple){ IW_TERM_LAYER_RDMAP,                     \
+				  IW_TERM_ETYPE_LOCAL_CATASTROPHIC, 0x00 })
+
 struct iw_error_info {
 	int code;		/* positive iw_error value */
 	const char *name;	/* "IW_EMPA_CRC" */

@@ -237,18 +237,15 @@ static void flush(struct rdmap_qp *qp)
 }
 
 /*
- * Leaves RTS because of @err.  A protocol violation queues the one
- * Terminate that names it (sent after the FPDU on the wire, if any); any
- * other cause ends the stream at once.  Either way every outstanding work
- * request is flushed.  Later errors change nothing.
+ * Leaves RTS because of @err, with the Terminate in qp->term_out when
+ * @terminate says one is due (sent after the FPDU on the wire, if any) and
+ * the stream was connected; else the stream ends at once.  Either way
+ * every outstanding work request is flushed.
  */
-void rdmap_fail(struct rdmap_qp *qp, int err)
+static void leave_rts(struct rdmap_qp *qp, int err, bool terminate)
 {
-	if (qp->state == RDMAP_QP_TERMINATING || qp->state == RDMAP_QP_ERROR)
-		return;
 	qp->err = err;
-	rdmap_term_for_error(qp, err, &qp->term_out);
-	if (qp->state == RDMAP_QP_RTS && iw_error_term(err, NULL)) {
+	if (qp->state == RDMAP_QP_RTS && terminate) {
 		qp->state = RDMAP_QP_TERMINATING;
 		qp->term_queued = true;
 		rdmap_tx_reset(qp, true);
@@ -258,6 +255,35 @@ void rdmap_fail(struct rdmap_qp *qp, int err)
 	}
 	flush(qp);
 	rdmap_event(qp, RDMAP_EV_ERROR, err, NULL);
+}
+
+/*
+ * Leaves RTS because of @err.  A protocol violation queues the one
+ * Terminate that names it; any other cause ends the stream at once.
+ * Later errors change nothing.
+ */
+void rdmap_fail(struct rdmap_qp *qp, int err)
+{
+	if (qp->state == RDMAP_QP_TERMINATING || qp->state == RDMAP_QP_ERROR)
+		return;
+	rdmap_term_for_error(qp, err, &qp->term_out);
+	leave_rts(qp, err, iw_error_term(err, NULL));
+}
+
+/*
+ * A fault of our own, which nothing the peer sent caused (a message that
+ * cannot be framed), ends the stream.  RFC 5040 section 7.2 has the
+ * Terminate go in place of the message that failed, naming an RDMAP local
+ * catastrophic error with no headers: there is no incoming segment to
+ * echo.  @err (an errno-style code) is what the work requests and the
+ * owner are told.  Later errors change nothing.
+ */
+void rdmap_fail_local(struct rdmap_qp *qp, int err)
+{
+	if (qp->state == RDMAP_QP_TERMINATING || qp->state == RDMAP_QP_ERROR)
+		return;
+	rdmap_term_local(&qp->term_out);
+	leave_rts(qp, err, true);
 }
 
 /* The owner ends the stream (disconnect, peer gone, QP moved to error). */

@@ -62,6 +62,7 @@ void rdmap_event(struct rdmap_qp *qp, uint8_t type, int err,
 		 const struct rdmap_term *term);
 void rdmap_sq_complete(struct rdmap_qp *qp);
 void rdmap_fail(struct rdmap_qp *qp, int err);
+void rdmap_fail_local(struct rdmap_qp *qp, int err);
 
 /* tx.c */
 void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial);
@@ -79,5 +80,6 @@ int rdmap_read_request(struct rdmap_qp *qp, const uint8_t *rr);
 
 /* terminate.c */
 void rdmap_term_for_error(struct rdmap_qp *qp, int err, struct rdmap_term *t);
+void rdmap_term_local(struct rdmap_term *t);
 
 #endif /* IW_RDMAP_INTERNAL_H */

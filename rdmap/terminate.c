@@ -180,3 +180,15 @@ void rdmap_term_for_error(struct rdmap_qp *qp, int err, struct rdmap_term *t)
 		memcpy(t->rdma_hdr, s->hdr + ddp_len, RDMAP_READ_REQ_LEN);
 	}
 }
+
+/*
+ * The Terminate for a local fault that no incoming segment caused
+ * (RFC 5040 section 7.2): the triple alone, no segment length, no headers.
+ */
+void rdmap_term_local(struct rdmap_term *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->layer = IW_TERM_LOCAL_CATASTROPHIC.layer;
+	t->etype = IW_TERM_LOCAL_CATASTROPHIC.etype;
+	t->ecode = IW_TERM_LOCAL_CATASTROPHIC.ecode;
+}

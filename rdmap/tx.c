@@ -275,10 +275,28 @@ static void build_ahead(struct rdmap_qp *qp)
 		if (qp->msg.kind == TX_NONE && !next_msg(qp))
 			return;
 		rc = build_fpdu(qp);
-		if (rc) {
-			/* sizes were checked when the work was posted */
-			rdmap_fail(qp, rc);
+		if (rc && qp->state == RDMAP_QP_TERMINATING) {
+			/* not even the Terminate can be framed: just end */
+			qp->state = RDMAP_QP_ERROR;
+			rdmap_tx_reset(qp, false);
 			return;
+		}
+		if (rc) {
+			/*
+			 * Sizes were checked when the work was posted and at
+			 * the start, so this is a fault of ours: the request
+			 * fails, and the peer is told in a Terminate sent in
+			 * its message's place.
+			 */
+			if (qp->msg.kind == TX_SQ) {
+				struct rdmap_swqe *w = sq_at(qp, qp->msg.slot);
+
+				w->state = SWQE_DONE;
+				w->status = RDMAP_WC_LOC_QP_OP_ERR;
+				w->err = rc;
+			}
+			rdmap_fail_local(qp, rc);
+			continue;
 		}
 	}
 }

@@ -1699,6 +1699,78 @@ START_TEST(read_queued_before_a_start_with_ord_0_fails_the_start)
 END_TEST
 
 /*
+ * A message the engine cannot frame is a fault of its own, not the
+ * peer's.  RFC 5040 section 7.2: the stream still ends with one Terminate,
+ * sent in the message's place and naming an RDMAP local catastrophic
+ * error (0/0/0) with no headers; the request fails with a local QP
+ * operation error, everything else outstanding is flushed.  Nothing the
+ * API lets through fails to frame (posting and the start check sizes), so
+ * the test narrows the one resource framing can run out of: the iovec
+ * budget of an FPDU, to 4 entries, which a 2-buffer Send overruns and a
+ * Terminate does not.
+ */
+START_TEST(a_message_that_cannot_be_framed_ends_the_stream_with_a_local_terminate)
+{
+	struct arena *a = arena_new(NULL, 0);
+	struct pair_side *v = &a->p.s[1];
+	struct region *src = &a->reg[A_SRC], *snd = &a->reg[V_SEND];
+	struct rdmap_sge one = { va(src), 8, src->stag };
+	struct rdmap_sge two[2] = { { va(snd), 8, snd->stag },
+				    { va(snd) + 32, 8, snd->stag } };
+	struct expect e = { -ENOSPC, true, 0, 0, 0x00, false, false,
+			    NULL, 0, -1 };
+	uint32_t failed = 0;
+
+	/* side 0 speaks first, so the victim (the responder) may send */
+	ck_assert_int_eq(rdmap_post_send(&a->p.s[0].qp, &(struct rdmap_send_wr){
+		.wr_id = 1, .op = RDMAP_WR_SEND, .sge = &one, .num_sge = 1 }),
+		0);
+	pair_pump(&a->p);
+	ck_assert_uint_eq(v->n_cqe, 1);
+	v->qp.fpdu_iov_max = 4;
+	ck_assert_int_eq(rdmap_post_send(&v->qp, &(struct rdmap_send_wr){
+		.wr_id = 0x220, .op = RDMAP_WR_SEND,
+		.flags = RDMAP_WR_SIGNALED, .sge = two, .num_sge = 2 }), 0);
+	arena_arm(a);
+	pump_victim(a);
+
+	ck_assert_int_eq(v->qp.err, -ENOSPC);
+	ck_assert_uint_eq(v->qp.state, RDMAP_QP_ERROR);
+	ck_assert_uint_eq(count_events(v, a->ev_mark[1], RDMAP_EV_ERROR), 1);
+	ck_assert_int_eq(find_event(v, a->ev_mark[1], RDMAP_EV_ERROR)->err,
+			 -ENOSPC);
+	ck_assert_uint_eq(count_events(v, a->ev_mark[1],
+				       RDMAP_EV_TERMINATE_SENT), 1);
+	/* the failed Send first, then every open request flushed, once */
+	ck_assert_uint_eq(v->n_cqe - a->cqe_mark[1], 1 + (uint32_t)a->n_open);
+	for (uint32_t k = a->cqe_mark[1]; k < v->n_cqe; k++) {
+		const struct rdmap_cqe *c = &v->cqe[k];
+		int seen = 0;
+
+		ck_assert_int_eq(c->err, -ENOSPC);
+		if (c->wr_id == 0x220) {
+			ck_assert_uint_eq(k, a->cqe_mark[1]);
+			ck_assert_uint_eq(c->status, RDMAP_WC_LOC_QP_OP_ERR);
+			ck_assert_uint_eq(c->opcode, RDMAP_WC_SEND);
+			failed++;
+			continue;
+		}
+		ck_assert_uint_eq(c->status, RDMAP_WC_WR_FLUSH_ERR);
+		for (int i = 0; i < a->n_open; i++)
+			seen += a->open_wr[i] == c->wr_id;
+		require(seen == 1, "wr %#llx was not open",
+			(unsigned long long)c->wr_id);
+	}
+	ck_assert_uint_eq(failed, 1);
+	assert_terminate_wire(a, &e);
+	assert_attacker_reads_it(a, &e);
+	assert_posting_flushes(a, -ENOSPC);
+	assert_memory(a, -1);
+	arena_free(a);
+}
+END_TEST
+
+/*
  * RFC 5044 7.1.2 has the responder wait for the initiator's first FPDU,
  * but Linux siw's does not: an initiator takes what comes early.
  */
@@ -1871,6 +1943,7 @@ static Suite *rdmap_errors_suite(void)
 	tcase_add_test(tc, received_terminate_ends_the_stream_without_a_terminate_of_our_own);
 	tcase_add_test(tc, read_with_ord_0_is_refused_at_posting_and_nothing_is_queued);
 	tcase_add_test(tc, read_queued_before_a_start_with_ord_0_fails_the_start);
+	tcase_add_test(tc, a_message_that_cannot_be_framed_ends_the_stream_with_a_local_terminate);
 	tcase_add_test(tc, responder_speaking_before_our_first_fpdu_is_taken);
 	tcase_add_test(tc, receive_naming_an_lkey_that_does_not_cover_it_is_refused);
 	tcase_add_test(tc, send_or_read_naming_an_lkey_that_does_not_cover_it_is_refused);
