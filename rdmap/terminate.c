@@ -55,8 +55,17 @@ static const struct {
 
 #define N_TERM_NAMES (sizeof(term_names) / sizeof(term_names[0]))
 
+/*
+ * RFC 5040 leaves the error code of a local catastrophic error open (the
+ * IANA registry of RFC 6580 lists it as 0x0/0x0/ALL): Linux siw sends
+ * 0xff.  Its control word reads the same both ways, so taking every code
+ * cannot mislead the choice between the RFC and the swapped reading.
+ */
 const char *rdmap_term_describe(uint8_t layer, uint8_t etype, uint8_t ecode)
 {
+	if (layer == IW_TERM_LAYER_RDMAP &&
+	    etype == IW_TERM_ETYPE_LOCAL_CATASTROPHIC)
+		ecode = 0x00;
 	for (size_t i = 0; i < N_TERM_NAMES; i++)
 		if (term_names[i].layer == layer && term_names[i].etype == etype &&
 		    term_names[i].ecode == ecode)

@@ -881,11 +881,13 @@ END_TEST
  * bitfield: octet 0 is etype << 4 | layer and the M/D/R flags are 0x01,
  * 0x02, 0x04 of octet 2.  Its CRC error arrives as 02 02 00 00.  Both
  * readings are kept; the one naming a valid triple decides which headers
- * follow.
+ * follow.  Its local catastrophic error (00 ff 00 00, code 0xff) reads
+ * the same both ways and is named whatever its code.
  */
 START_TEST(siw_swapped_terminate_word_is_read_both_ways)
 {
 	static const uint8_t crc[] = { 0x02, 0x02, 0x00, 0x00 };
+	static const uint8_t catas[] = { 0x00, 0xff, 0x00, 0x00 };
 	uint8_t nobuf[4 + 2 + DDP_UNTAGGED_HDR_LEN] = {
 		0x21, 0x02, 0x03, 0x00, /* DDP untagged 0x02, M and D */
 		0x00, 0x22,		/* segment length 34 */
@@ -917,6 +919,16 @@ START_TEST(siw_swapped_terminate_word_is_read_both_ways)
 	ck_assert_uint_eq(t.seg_len, 34);
 	ck_assert_uint_eq(t.ddp_hdr_len, DDP_UNTAGGED_HDR_LEN);
 	ck_assert_mem_eq(t.ddp_hdr, nobuf + 6, DDP_UNTAGGED_HDR_LEN);
+
+	/* siw's local catastrophic error has code 0xff; any code is one */
+	ck_assert_int_eq(rdmap_term_decode(catas, sizeof(catas), &t), 0);
+	ck_assert_uint_eq(t.layer, 0);
+	ck_assert_uint_eq(t.etype, 0);
+	ck_assert_uint_eq(t.ecode, 0xff);
+	ck_assert_str_eq(rdmap_term_describe(t.layer, t.etype, t.ecode),
+			 "RDMAP local catastrophic error");
+	ck_assert(!rdmap_term_valid(0, 1, 0x05));
+	ck_assert(!rdmap_term_valid(1, 0, 0xff));
 }
 END_TEST
 
