@@ -680,6 +680,173 @@ START_TEST(markers_cut_a_larger_mulpdu_to_what_an_fpduptr_reaches)
 }
 END_TEST
 
+/* ---- completion timing ---------------------------------------------- */
+
+#define TIMING_LEN 3000
+
+/*
+ * Takes everything side @from has built into @buf (nothing is handed
+ * down) and returns its length; @ends gets the wire offset just past each
+ * message's last segment, in order, and *@n_ends how many there are.
+ */
+static size_t built_wire(struct pair *p, int from, uint8_t *buf, size_t cap,
+			 size_t *ends, int *n_ends)
+{
+	struct iovec iov[512];
+	int n = rdmap_tx_gather(&p->s[from].qp, iov, 512, cap);
+	size_t len = 0, off = 0;
+
+	for (int i = 0; i < n; i++) {
+		memcpy(buf + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
+	*n_ends = 0;
+	while (off < len) {
+		uint16_t ulen = (uint16_t)(buf[off] << 8 | buf[off + 1]);
+		bool last = buf[off + MPA_HDR_LEN + DDP_OFF_CTRL] & DDP_CTRL_L;
+
+		off += mpa_fpdu_wire_len(off, ulen, false);
+		if (last)
+			ends[(*n_ends)++] = off;
+	}
+	ck_assert_uint_eq(off, len);
+	return len;
+}
+
+/*
+ * A Send and a Write complete when their last octet is handed down, not
+ * one octet earlier (RFC 5040 section 5.5 leaves it to the Local Peer's
+ * transport; ours is done when TCP has it).  Both are cut into several
+ * FPDUs and handed down one octet at a time; the peer takes each octet as
+ * it goes and completes the Send's receive at the same octet.
+ */
+START_TEST(send_and_write_complete_only_when_their_last_octet_is_handed_down)
+{
+	static uint8_t a[2 * TIMING_LEN], b[2 * TIMING_LEN], wire[8192];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+	size_t ends[4], len;
+	int n_ends;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "timing_send_write", 15);
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i * 5 + 2);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)b, TIMING_LEN, sb };
+		struct rdmap_sge ss = { (uintptr_t)a, TIMING_LEN, sa };
+		struct rdmap_sge ws = { (uintptr_t)a + TIMING_LEN, TIMING_LEN,
+					sa };
+		struct rdmap_send_wr s = send_wr(1, RDMAP_WR_SEND, &ss, 1);
+		struct rdmap_send_wr w = send_wr(2, RDMAP_WR_WRITE, &ws, 1);
+
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)b + TIMING_LEN;
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp,
+			&(struct rdmap_recv_wr){ 9, &rs, 1 }), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+	}
+	len = built_wire(&p, 0, wire, sizeof(wire), ends, &n_ends);
+	ck_assert_int_eq(n_ends, 2);
+	/* several FPDUs each */
+	ck_assert_uint_gt(ends[0], mpa_fpdu_wire_len(0, p.s[0].qp.conn.mulpdu,
+						     false));
+	ck_assert_uint_gt(ends[1] - ends[0],
+			  mpa_fpdu_wire_len(0, p.s[0].qp.conn.mulpdu, false));
+	for (size_t i = 0; i < len; i++) {
+		uint32_t want = (i + 1 >= ends[0]) + (i + 1 >= ends[1]);
+
+		rdmap_tx_advance(&p.s[0].qp, 1);
+		require(p.s[0].n_cqe == want,
+			"%u completions after %zu of %zu octets, not %u",
+			p.s[0].n_cqe, i + 1, len, want);
+		ck_assert_int_eq(rdmap_rx_feed(&p.s[1].qp, wire + i, 1), 0);
+		require(p.s[1].n_cqe == (i + 1 >= ends[0]),
+			"receive completions %u after %zu octets",
+			p.s[1].n_cqe, i + 1);
+	}
+	ck_assert_uint_eq(p.s[0].cqe[0].wr_id, 1);
+	ck_assert_uint_eq(p.s[0].cqe[0].status, RDMAP_WC_SUCCESS);
+	ck_assert_uint_eq(p.s[0].cqe[1].wr_id, 2);
+	ck_assert_uint_eq(p.s[0].cqe[1].status, RDMAP_WC_SUCCESS);
+	ck_assert_uint_eq(p.s[1].cqe[0].byte_len, TIMING_LEN);
+	ck_assert_mem_eq(b, a, sizeof(a));
+	ck_assert(!rdmap_tx_pending(&p.s[0].qp));
+	pair_fini(&p);
+}
+END_TEST
+
+/*
+ * Loop: a Read completes when the last octet of its last Read Response
+ * is placed (and its CRC checked), not before.  The response, several
+ * FPDUs long, is fed one octet at a time: through rdmap_rx_feed (0), or
+ * placed straight through rdmap_rx_direct wherever it offers a window (1).
+ */
+START_TEST(read_completes_only_when_its_last_response_octet_is_placed)
+{
+	static uint8_t a[TIMING_LEN], b[TIMING_LEN], wire[8192];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+	size_t ends[2], len, direct = 0;
+	int n_ends;
+
+	pair_opts_default(&o);
+	o.crc = true;
+	setup(&p, &o, "timing_read", 16);
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)(i * 3 + 7);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)a, TIMING_LEN, sa };
+		struct rdmap_send_wr r = send_wr(1, RDMAP_WR_READ, &rs, 1);
+
+		r.rkey = sb;
+		r.remote_addr = (uintptr_t)b;
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &r), 0);
+	}
+	/* the Read Request leaves whole; the Read is not done by that */
+	while (pair_pump_one(&p, 0, SIZE_MAX))
+		;
+	ck_assert_uint_eq(p.s[1].qp.ird_count, 1);
+	len = built_wire(&p, 1, wire, sizeof(wire), ends, &n_ends);
+	ck_assert_int_eq(n_ends, 1);
+	ck_assert_uint_eq(ends[0], len);
+	ck_assert_uint_gt(len, mpa_fpdu_wire_len(0, p.s[1].qp.conn.mulpdu,
+						 false));
+	rdmap_tx_advance(&p.s[1].qp, len);
+	for (size_t i = 0; i < len; i++) {
+		size_t win;
+		uint8_t *dst = _i ? rdmap_rx_direct(&p.s[0].qp, &win) : NULL;
+
+		require(p.s[0].n_cqe == 0, "Read complete with %zu of %zu "
+			"response octets", i, len);
+		if (dst) {
+			*dst = wire[i];
+			ck_assert_int_eq(rdmap_rx_direct_done(&p.s[0].qp, 1), 0);
+			direct++;
+		} else {
+			ck_assert_int_eq(rdmap_rx_feed(&p.s[0].qp, wire + i, 1),
+					 0);
+		}
+	}
+	ck_assert_uint_eq(p.s[0].n_cqe, 1);
+	ck_assert_uint_eq(p.s[0].cqe[0].wr_id, 1);
+	ck_assert_uint_eq(p.s[0].cqe[0].opcode, RDMAP_WC_READ);
+	ck_assert_uint_eq(p.s[0].cqe[0].status, RDMAP_WC_SUCCESS);
+	ck_assert_uint_eq(p.s[0].cqe[0].byte_len, TIMING_LEN);
+	ck_assert_mem_eq(a, b, sizeof(a));
+	/* the direct path placed every payload octet */
+	ck_assert_uint_eq(direct, _i ? TIMING_LEN : 0);
+	pair_fini(&p);
+}
+END_TEST
+
 /* ---- randomized conversations -------------------------------------- */
 
 #define ARENA_SIZE (6u << 20)
@@ -1122,6 +1289,9 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, unsignaled_work_completes_silently_unless_it_fails);
 	tcase_add_test(tc, inline_data_is_copied_when_posted);
 	tcase_add_test(tc, post_checks_its_arguments);
+	tcase_add_test(tc, send_and_write_complete_only_when_their_last_octet_is_handed_down);
+	tcase_add_loop_test(tc, read_completes_only_when_its_last_response_octet_is_placed,
+			    0, 2);
 	tcase_add_test(tc, a_mulpdu_below_the_longest_header_is_refused_at_start);
 	tcase_add_test(tc, the_smallest_mulpdu_carries_every_message_in_full_segments);
 	tcase_add_test(tc, markers_cut_a_larger_mulpdu_to_what_an_fpduptr_reaches);
