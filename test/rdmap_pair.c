@@ -47,10 +47,12 @@ void pair_init(struct pair *p, const struct pair_opts *o, struct rng *r)
 	p->max_chunk = 256 * 1024;
 	for (int i = 0; i < 2; i++) {
 		struct pair_side *s = &p->s[i];
+		bool shared = i == 1 && o->shared_stags;
 		struct rdmap_qp_attr attr = {
 			.sq_depth = o->sq_depth, .rq_depth = o->rq_depth,
 			.max_sge = o->max_sge, .max_inline = o->max_inline,
-			.pd = PAIR_PD, .stags = &s->stags,
+			.pd = i == 1 && o->pd1 ? o->pd1 : PAIR_PD,
+			.stags = shared ? o->shared_stags : &s->stags,
 		};
 		struct rdmap_conn conn = {
 			.initiator = i == 0, .crc = o->crc,
@@ -64,10 +66,13 @@ void pair_init(struct pair *p, const struct pair_opts *o, struct rng *r)
 
 		s->cqe = calloc(PAIR_MAX_CQES, sizeof(*s->cqe));
 		ck_assert_ptr_nonnull(s->cqe);
-		ck_assert_int_eq(ddp_stag_table_init(&s->stags, 4096), 0);
+		if (!shared)
+			ck_assert_int_eq(ddp_stag_table_init(&s->stags, 4096),
+					 0);
 		if (o->srq && i == 1) {
-			ck_assert_int_eq(rdmap_srq_init(&s->srq, &s->stags, PAIR_PD,
-							o->rq_depth, o->max_sge),
+			ck_assert_int_eq(rdmap_srq_init(&s->srq, attr.stags,
+							attr.pd, o->rq_depth,
+							o->max_sge),
 					 0);
 			s->use_srq = true;
 			attr.srq = &s->srq;
@@ -86,11 +91,13 @@ void pair_fini(struct pair *p)
 {
 	for (int i = 0; i < 2; i++) {
 		struct pair_side *s = &p->s[i];
+		bool own = s->qp.attr.stags == &s->stags;
 
 		rdmap_qp_fini(&s->qp);
 		if (s->use_srq)
 			rdmap_srq_fini(&s->srq);
-		ddp_stag_table_destroy(&s->stags);
+		if (own)
+			ddp_stag_table_destroy(&s->stags);
 		free(s->cqe);
 		free(s->wire);
 	}
@@ -101,7 +108,8 @@ uint32_t pair_reg(struct pair *p, int side, void *buf, size_t len,
 {
 	uint32_t stag;
 
-	ck_assert_int_eq(ddp_mr_register(&p->s[side].stags, PAIR_PD,
+	ck_assert_int_eq(ddp_mr_register(p->s[side].qp.attr.stags,
+					 p->s[side].qp.attr.pd,
 					 (uint64_t)(uintptr_t)buf, buf, len,
 					 access, &stag),
 			 0);

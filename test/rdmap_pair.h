@@ -40,6 +40,9 @@ struct pair_opts {
 	bool responder_first; /* the responder needs no first FPDU */
 	uint32_t sq_depth, rq_depth, max_sge, max_inline;
 	bool srq;	/* side 1 takes its receives from an SRQ */
+	/* side 1 checks STags in this table (another pair's, say), not its own */
+	struct ddp_stag_table *shared_stags;
+	uint32_t pd1;	/* side 1's protection domain; 0 for PAIR_PD */
 	bool record_wire;
 };
 
@@ -64,7 +67,7 @@ size_t pair_pump_one(struct pair *p, int from, size_t max);
 /* Feeds raw octets to side @to as if its peer had sent them. */
 int pair_inject(struct pair *p, int to, const uint8_t *b, size_t len);
 
-/* Registers a fresh buffer on a side; returns its STag. */
+/* Registers a fresh buffer in a side's table and PD; returns its STag. */
 uint32_t pair_reg(struct pair *p, int side, void *buf, size_t len,
 		  uint32_t access);
 

@@ -1892,6 +1892,168 @@ START_TEST(send_or_read_naming_an_lkey_that_does_not_cover_it_is_refused)
 }
 END_TEST
 
+/* ---- one STag table, several QPs ------------------------------------- */
+
+#define N_SHARING 4
+
+/* Side 0 of @p posts @wr and both sides talk until quiet. */
+static void post_and_pump(struct pair *p, const struct rdmap_send_wr *wr)
+{
+	ck_assert_int_eq(rdmap_post_send(&p->s[0].qp, wr), 0);
+	pair_pump(p);
+}
+
+/*
+ * Side 1 of @p refused what side 0 sent with @err: one Terminate naming
+ * (@layer, @etype, @ecode) left it and side 0 read that triple.
+ */
+static void assert_refused(const struct pair *p, int err, uint8_t layer,
+			   uint8_t etype, uint8_t ecode)
+{
+	const struct rdmap_event *ev;
+
+	ck_assert_int_eq(p->s[1].qp.err, err);
+	ck_assert_uint_eq(p->s[1].qp.state, RDMAP_QP_ERROR);
+	ck_assert_uint_eq(count_events(&p->s[1], 0, RDMAP_EV_TERMINATE_SENT), 1);
+	ck_assert_uint_eq(count_events(&p->s[0], 0,
+				       RDMAP_EV_TERMINATE_RECEIVED), 1);
+	ev = find_event(&p->s[0], 0, RDMAP_EV_TERMINATE_RECEIVED);
+	ck_assert_uint_eq(ev->term->layer, layer);
+	ck_assert_uint_eq(ev->term->etype, etype);
+	ck_assert_uint_eq(ev->term->ecode, ecode);
+}
+
+/*
+ * Registrations belong to a device's STag table and a protection domain,
+ * not to a QP.  Side 1 of four pairs checks STags in one table: QPs 0-2
+ * in PD 1, QP 3 in PD 2.  A region of PD 1 registered once is written
+ * through QPs 0 and 1 and read back through 1; one of PD 2 is refused to
+ * QP 0 (DDP: STag not associated with the stream, 1/1/0x02) and as a
+ * Read source to QP 2 (RDMAP: 0/1/0x03), yet reached by QP 3.  An
+ * invalidation through QP 0 holds for QP 1, which then finds the STag
+ * invalid (1/1/0x00) and places nothing.
+ */
+START_TEST(qps_of_one_pd_share_its_registrations_and_nothing_else)
+{
+	static uint8_t r1[512], r2[512], src[4][512], sink[512], rbuf[64];
+	struct ddp_stag_table t;
+	struct pair_opts o;
+	struct pair *p = calloc(N_SHARING, sizeof(*p));
+	struct rng rng;
+	uint32_t s1, s2, ssrc[N_SHARING], ssink, srbuf;
+	struct rdmap_sge sge;
+	struct rdmap_send_wr w;
+
+	ck_assert_ptr_nonnull(p);
+	rng_seed(&rng, "rdmap_errors_shared_stags", 0x5a1ed);
+	ck_assert_int_eq(ddp_stag_table_init(&t, 64), 0);
+	pair_opts_default(&o);
+	o.shared_stags = &t;
+	for (int i = 0; i < N_SHARING; i++) {
+		o.pd1 = i == 3 ? 2 : 1;
+		pair_init(&p[i], &o, &rng);
+		for (size_t k = 0; k < sizeof(src[i]); k++)
+			src[i][k] = (uint8_t)(k * 7 + i * 31 + 1);
+		ssrc[i] = pair_reg(&p[i], 0, src[i], sizeof(src[i]),
+				   DDP_ACCESS_REMOTE_READ);
+	}
+	memset(r1, 0, sizeof(r1));
+	memset(r2, 0x77, sizeof(r2));
+	/* once, in the shared table: r1 in PD 1 (through QP 0), r2 in PD 2 */
+	s1 = pair_reg(&p[0], 1, r1, sizeof(r1), RW | RR | LW);
+	s2 = pair_reg(&p[3], 1, r2, sizeof(r2), RW | RR | LW);
+	ssink = pair_reg(&p[1], 0, sink, sizeof(sink), LW);
+	srbuf = pair_reg(&p[0], 1, rbuf, sizeof(rbuf), LW);
+
+	/* QPs 0 and 1 write r1, each its half; QP 1 reads it all back */
+	for (int i = 0; i < 2; i++) {
+		sge = (struct rdmap_sge){ (uintptr_t)src[i], 256, ssrc[i] };
+		w = (struct rdmap_send_wr){ .wr_id = 1, .op = RDMAP_WR_WRITE,
+			.flags = RDMAP_WR_SIGNALED, .rkey = s1,
+			.remote_addr = (uintptr_t)r1 + 256 * (uint64_t)i,
+			.sge = &sge, .num_sge = 1 };
+		post_and_pump(&p[i], &w);
+		ck_assert_uint_eq(p[i].s[0].n_cqe, 1);
+		ck_assert_uint_eq(p[i].s[0].cqe[0].status, RDMAP_WC_SUCCESS);
+		ck_assert_mem_eq(r1 + 256 * i, src[i], 256);
+	}
+	sge = (struct rdmap_sge){ (uintptr_t)sink, sizeof(sink), ssink };
+	w = (struct rdmap_send_wr){ .wr_id = 2, .op = RDMAP_WR_READ,
+		.flags = RDMAP_WR_SIGNALED, .rkey = s1,
+		.remote_addr = (uintptr_t)r1, .sge = &sge, .num_sge = 1 };
+	post_and_pump(&p[1], &w);
+	ck_assert_uint_eq(p[1].s[0].n_cqe, 2);
+	ck_assert_uint_eq(p[1].s[0].cqe[1].status, RDMAP_WC_SUCCESS);
+	ck_assert_mem_eq(sink, r1, sizeof(sink));
+
+	/* PD 2's region: reached by QP 3 of PD 2 */
+	sge = (struct rdmap_sge){ (uintptr_t)src[3], 64, ssrc[3] };
+	w = (struct rdmap_send_wr){ .wr_id = 3, .op = RDMAP_WR_WRITE,
+		.flags = RDMAP_WR_SIGNALED, .rkey = s2,
+		.remote_addr = (uintptr_t)r2, .sge = &sge, .num_sge = 1 };
+	post_and_pump(&p[3], &w);
+	ck_assert_uint_eq(p[3].s[0].n_cqe, 1);
+	ck_assert_uint_eq(p[3].s[0].cqe[0].status, RDMAP_WC_SUCCESS);
+	ck_assert_mem_eq(r2, src[3], 64);
+	ck_assert_uint_eq(r2[64], 0x77);
+
+	/* ... and refused as a Read source to QP 2 of PD 1 */
+	{
+		static uint8_t sink2[64];
+		uint32_t ss2 = pair_reg(&p[2], 0, sink2, sizeof(sink2), LW);
+
+		sge = (struct rdmap_sge){ (uintptr_t)sink2, 64, ss2 };
+		w = (struct rdmap_send_wr){ .wr_id = 4, .op = RDMAP_WR_READ,
+			.flags = RDMAP_WR_SIGNALED, .rkey = s2,
+			.remote_addr = (uintptr_t)r2, .sge = &sge,
+			.num_sge = 1 };
+		post_and_pump(&p[2], &w);
+		assert_refused(&p[2], -IW_ERDMAP_NOT_ASSOC, 0, 1, 0x03);
+		ck_assert_uint_eq(p[2].s[0].cqe[0].status,
+				  RDMAP_WC_REM_ACCESS_ERR);
+		for (size_t k = 0; k < sizeof(sink2); k++)
+			require(sink2[k] == 0, "sink octet %zu written", k);
+	}
+
+	/* QP 0 invalidates s1 with a Send; QP 1 then finds it invalid */
+	ck_assert_int_eq(rdmap_post_recv(&p[0].s[1].qp,
+		&(struct rdmap_recv_wr){ 5, &(struct rdmap_sge){
+			(uintptr_t)rbuf, sizeof(rbuf), srbuf }, 1 }), 0);
+	sge = (struct rdmap_sge){ (uintptr_t)src[0], 8, ssrc[0] };
+	w = (struct rdmap_send_wr){ .wr_id = 6, .op = RDMAP_WR_SEND_INV,
+		.flags = RDMAP_WR_SIGNALED, .inv_stag = s1, .sge = &sge,
+		.num_sge = 1 };
+	post_and_pump(&p[0], &w);
+	ck_assert_uint_eq(p[0].s[1].n_cqe, 1);
+	ck_assert_uint_eq(p[0].s[1].cqe[0].flags, RDMAP_CQE_INVALIDATED);
+	ck_assert_uint_eq(p[0].s[1].cqe[0].inv_stag, s1);
+	memcpy(sink, r1, sizeof(sink));
+	sge = (struct rdmap_sge){ (uintptr_t)src[1] + 256, 16, ssrc[1] };
+	w = (struct rdmap_send_wr){ .wr_id = 7, .op = RDMAP_WR_WRITE,
+		.flags = RDMAP_WR_SIGNALED, .rkey = s1,
+		.remote_addr = (uintptr_t)r1, .sge = &sge, .num_sge = 1 };
+	post_and_pump(&p[1], &w);
+	assert_refused(&p[1], -IW_EDDP_T_STAG, 1, 1, 0x00);
+	ck_assert_mem_eq(r1, sink, sizeof(sink));
+
+	/* QP 0 (still up) may not write PD 2's region */
+	sge = (struct rdmap_sge){ (uintptr_t)src[0] + 64, 64, ssrc[0] };
+	w = (struct rdmap_send_wr){ .wr_id = 8, .op = RDMAP_WR_WRITE,
+		.flags = RDMAP_WR_SIGNALED, .rkey = s2,
+		.remote_addr = (uintptr_t)r2 + 64, .sge = &sge, .num_sge = 1 };
+	ck_assert_uint_eq(p[0].s[1].qp.state, RDMAP_QP_RTS);
+	post_and_pump(&p[0], &w);
+	assert_refused(&p[0], -IW_EDDP_T_NOT_ASSOC, 1, 1, 0x02);
+	ck_assert_uint_eq(r2[64], 0x77);
+	ck_assert_uint_eq(p[3].s[1].qp.state, RDMAP_QP_RTS);
+
+	for (int i = 0; i < N_SHARING; i++)
+		pair_fini(&p[i]);
+	ddp_stag_table_destroy(&t);
+	free(p);
+}
+END_TEST
+
 static Suite *rdmap_errors_suite(void)
 {
 	Suite *s = suite_create("rdmap_errors");
@@ -1956,6 +2118,7 @@ static Suite *rdmap_errors_suite(void)
 	tcase_add_test(tc, read_with_ord_0_is_refused_at_posting_and_nothing_is_queued);
 	tcase_add_test(tc, read_queued_before_a_start_with_ord_0_fails_the_start);
 	tcase_add_test(tc, a_message_that_cannot_be_framed_ends_the_stream_with_a_local_terminate);
+	tcase_add_test(tc, qps_of_one_pd_share_its_registrations_and_nothing_else);
 	tcase_add_test(tc, responder_speaking_before_our_first_fpdu_is_taken);
 	tcase_add_test(tc, receive_naming_an_lkey_that_does_not_cover_it_is_refused);
 	tcase_add_test(tc, send_or_read_naming_an_lkey_that_does_not_cover_it_is_refused);
