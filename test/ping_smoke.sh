@@ -1,7 +1,7 @@
 #!/bin/sh
 # iwarp-ping end to end: verified pings over loopback in several framings,
 # a closed port refused fast with the reason, and a markers mismatch that
-# fails on both sides with the negotiation named.
+# fails on both sides with each side's account of the other's MPA frame.
 set -eu
 
 ping="$abs_top_builddir/tools/iwarp-ping"
@@ -33,31 +33,42 @@ grep -q "cannot reach 127.0.0.1:1: Connection refused" "$work/err" ||
 	fail "closed port: $(cat "$work/err")"
 [ $(($(date +%s) - start)) -le 3 ] || fail "the refusal took too long"
 
-# a server without markers, a client that requires them
+# a server without markers, a client that requires them (and CRC, RTR
+# write, 7 octets of private data): both sides name the other's frame
 port=$(free_port)
 timeout 60 "$ping" -s -a 127.0.0.1 -p "$port" --markers off 2>"$work/server" &
 server=$!
-tries=0
-while :; do
-	if timeout 20 "$ping" -c -a 127.0.0.1 -p "$port" --markers on -C 1 \
-		2>"$work/client"; then
-		fail "markers required by the client were accepted"
-	fi
-	grep -q "cannot reach" "$work/client" || break
-	tries=$((tries + 1))
-	[ "$tries" -lt 50 ] || fail "the server never listened: $(cat "$work/server")"
-	sleep 0.1
-done
-grep -q "we asked MPA rev 2, CRC follow, markers on" "$work/client" ||
+wait_tcp "$port" 0A
+if timeout 20 "$ping" -c -a 127.0.0.1 -p "$port" --markers on --crc on \
+	--rtr write --private-data 7 -C 1 2>"$work/client"; then
+	fail "markers required by the client were accepted"
+fi
+grep -q "we asked MPA rev 2, CRC on, markers on, RTR write" "$work/client" ||
 	fail "client: $(cat "$work/client")"
-grep -q "rejected the connection (R bit): peer MPA rev 2, M0 C0 R1" \
+grep -q "rejected the connection (R bit): peer MPA rev 2, M0 C1 R1" \
 	"$work/client" || fail "client: $(cat "$work/client")"
 status=0
 wait "$server" || status=$?
 server=
 [ "$status" -eq 1 ] || fail "server exit $status"
-grep -q "peer requires markers, which are disabled locally" "$work/server" ||
-	fail "server: $(cat "$work/server")"
+[ "$(wc -l <"$work/server")" -eq 1 ] &&
+	grep -q "^iwarp-ping: cannot accept client 127.0.0.1 (we take MPA rev 2 at most, CRC follow, markers off, RTR any): MPA: peer requires markers, which are disabled locally; peer MPA rev 2, M1 C1 R0, enhanced (RFC 6581), 7 octets of private data, IRD 1 ORD 1, peer-to-peer yes, RTR write$" \
+		"$work/server" || fail "server: $(cat "$work/server")"
+# and a revision 1 Request, which has no RFC 6581 words
+port=$(free_port "$port")
+timeout 60 "$ping" -s -a 127.0.0.1 -p "$port" --markers off 2>"$work/server" &
+server=$!
+wait_tcp "$port" 0A
+if timeout 20 "$ping" -c -a 127.0.0.1 -p "$port" --mpa-rev 1 --markers on \
+	-C 1 2>"$work/client"; then
+	fail "markers required by a revision 1 client were accepted"
+fi
+status=0
+wait "$server" || status=$?
+server=
+[ "$status" -eq 1 ] || fail "server exit $status"
+grep -q "; peer MPA rev 1, M1 C0 R0, not enhanced, 0 octets of private data, IRD 0 ORD 0, peer-to-peer no, RTR none$" \
+	"$work/server" || fail "rev 1 server: $(cat "$work/server")"
 # a server busy with one client turns a second away, saying why
 port=$(free_port "$port")
 timeout 60 "$ping" -s -a 127.0.0.1 -p "$port" -S 1024 2>"$work/server" &

@@ -455,6 +455,7 @@ static int run_server(struct ping *p)
 					    .private_data = p->private_data,
 					    .private_data_len = p->pd_len };
 		struct iw_cm_event *ev = NULL;
+		struct iw_mpa_info request;
 		struct iw_cm_id *id;
 
 		while (!ev && !interrupted)
@@ -468,6 +469,7 @@ static int run_server(struct ping *p)
 			continue;
 		}
 		id = ev->id;
+		request = ev->peer;
 		iw_ack_cm_event(ev);
 		{
 			struct sockaddr_storage peer;
@@ -484,9 +486,13 @@ static int run_server(struct ping *p)
 			rc = post_recv(p);
 		if (!rc) {
 			rc = iw_accept(id, p->qp, &cp);
-			if (rc)
-				fail("cannot accept %s: %s", p->where,
-				     iw_strerror(rc));
+			if (rc) {
+				char line[512];
+
+				tool_refusal(p->where, &request, &p->mpa, rc,
+					     line, sizeof(line));
+				fail("%s", line);
+			}
 		}
 		if (!rc) {
 			ev = tool_event(p->ch, WAIT_MS);
