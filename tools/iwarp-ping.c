@@ -266,6 +266,18 @@ static void fill_ping(struct ping *p, long ping, int *start)
 	p->start_buf[p->size - 1] = 0;
 }
 
+/* -V found the sink unlike the start buffer: the first octet that differs. */
+static int mismatch(struct ping *p, long ping)
+{
+	size_t i = 0;
+
+	while (i < p->size - 1 && p->start_buf[i] == p->rdma_buf[i])
+		i++;
+	return fail("data mismatch in ping %ld from %s: octet %zu of %zu came "
+		    "back 0x%02x, sent 0x%02x",
+		    ping, p->where, i, p->size, p->rdma_buf[i], p->start_buf[i]);
+}
+
 static int client_pings(struct ping *p)
 {
 	int start = 65, rc;
@@ -291,8 +303,7 @@ static int client_pings(struct ping *p)
 			return rc;
 		tool_stats_add(&p->rtt, tool_now_us() - t0);
 		if (p->validate && memcmp(p->start_buf, p->rdma_buf, p->size))
-			return fail("data mismatch in ping %ld from %s", ping,
-				    p->where);
+			return mismatch(p, ping);
 		if (p->verbose)
 			printf("ping data: %s\n", (char *)p->rdma_buf);
 	}
