@@ -7,8 +7,10 @@ set -eu
 ping="$abs_top_builddir/tools/iwarp-ping"
 . "$top_srcdir/test/testlib.sh"
 server=
+first=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null
+	[ -n "$first" ] && kill "$first" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -92,10 +94,16 @@ port=$(free_port "$port")
 timeout 60 "$ping" -s -a 127.0.0.1 -p "$port" -S 1024 2>"$work/server" &
 server=$!
 wait_tcp "$port" 0A
-timeout 60 "$ping" -c -a 127.0.0.1 -p "$port" -C 0 -S 1024 >/dev/null 2>&1 &
+timeout 60 "$ping" -c -a 127.0.0.1 -p "$port" -C 0 -S 32 -v \
+	>"$work/first" 2>&1 &
 first=$!
-wait_tcp "$port" 01
-sleep 0.5 # its Request ahead of the second's
+# until the first is served: its pings fill a stdio buffer in a moment
+tries=0
+until grep -q "^ping data: rdma-ping-" "$work/first"; do
+	tries=$((tries + 1))
+	[ "$tries" -lt 100 ] || fail "the first client was never served: $(cat "$work/first" "$work/server")"
+	sleep 0.1
+done
 if timeout 20 "$ping" -c -a 127.0.0.1 -p "$port" -C 1 2>"$work/second"; then
 	fail "a second client was served"
 fi
@@ -104,6 +112,7 @@ grep -q 'it said "iwarp-ping: busy with another client"' "$work/second" ||
 kill -INT "$first"
 status=0
 wait "$first" || status=$?
+first=
 [ "$status" -eq 130 ] || fail "the first client ended with $status"
 wait "$server" || fail "server: $(cat "$work/server")"
 server=
