@@ -577,6 +577,7 @@ static void usage(FILE *f)
 		"usage: " PROG " -s [-a addr] [-p port] [-S size] [-P] [-v]\n"
 		"       " PROG " -c -a addr [-p port] [-S size] [-C count] [-v] [-V]\n"
 		"       " PROG " --loopback [-S size] [-C count] [-v] [-V]\n"
+		"       " PROG " -h|--help\n"
 		"options: -d (debug), --crc on|off|follow, --markers on|off|follow,\n"
 		"         --mpa-rev 1|2, --rtr none|send|write|read[,...],\n"
 		"         --private-data N (octets in our MPA frame),\n"
