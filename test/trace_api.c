@@ -9,12 +9,15 @@
  *   server LOCAL PEER
  *
  * from iw_get_local_addr() and iw_get_peer_addr().  Only the client's
- * context traces, so the trace holds exactly that connection.
+ * context traces, so the trace holds exactly that connection.  With
+ * SERVER_TRACE the server's context is opened with that trace_path ("":
+ * none, whatever IWARP_TRACE says); without it, with NULL (IWARP_TRACE).
  *
- *   trace_api PCAP COUNT SIZE
+ *   trace_api PCAP COUNT SIZE [SERVER_TRACE]
  */
 #include <arpa/inet.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +57,8 @@ static int open_side(struct side *s, const char *trace, size_t len)
 
 	s->ctx = iw_open(&attr);
 	if (!s->ctx)
-		return fail(trace ? "cannot open a context that traces"
-				  : "cannot open a context", 0);
+		return fail(trace && *trace ? "cannot open a context that traces"
+					    : "cannot open a context", 0);
 	s->ch = iw_create_cm_channel(s->ctx);
 	s->pd = iw_alloc_pd(s->ctx);
 	s->cq = iw_create_cq(s->ctx, 2 * MAX_COUNT, NULL);
@@ -229,18 +232,19 @@ int main(int argc, char **argv)
 {
 	struct side c = { 0 }, s = { 0 };
 	struct iw_cm_id *listen = NULL;
-	int count = argc == 4 ? atoi(argv[2]) : 0;
-	long size = argc == 4 ? atol(argv[3]) : 0;
+	bool args = argc == 4 || argc == 5;
+	int count = args ? atoi(argv[2]) : 0;
+	long size = args ? atol(argv[3]) : 0;
 	int rc;
 
 	if (count < 1 || count > MAX_COUNT || size < 1 || size > (1 << 20)) {
-		fprintf(stderr, "usage: %s PCAP COUNT SIZE (COUNT 1 to %d, "
-				"SIZE up to 1 MiB)\n",
+		fprintf(stderr, "usage: %s PCAP COUNT SIZE [SERVER_TRACE] "
+				"(COUNT 1 to %d, SIZE up to 1 MiB)\n",
 			prog, MAX_COUNT);
 		return 2;
 	}
 	rc = open_side(&c, argv[1], (size_t)size) ||
-	     open_side(&s, NULL, (size_t)size) ||
+	     open_side(&s, argc == 5 ? argv[4] : NULL, (size_t)size) ||
 	     run(&c, &s, &listen, count, (size_t)size);
 	if (listen)
 		iw_destroy_id(listen);

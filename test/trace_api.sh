@@ -1,10 +1,11 @@
 #!/bin/sh
-# The API's trace option (iw_context_attr.trace_path), without IWARP_TRACE:
-# a context opened with it writes its connection to that file, which
-# tshark dissects with a Good CRC32 on every FPDU and nothing malformed,
-# and whose TCP ports are the connection's own as iw_get_local_addr() and
-# iw_get_peer_addr() give them (the server's context, untraced, sees the
-# same two from the other end).
+# The API's trace option (iw_context_attr.trace_path), which IWARP_TRACE
+# does not override and whose "" turns tracing off: a context opened with
+# it writes its connection to that file, which tshark dissects with a
+# Good CRC32 on every FPDU and nothing malformed, and whose TCP ports are
+# the connection's own as iw_get_local_addr() and iw_get_peer_addr() give
+# them (the server's context, untraced, sees the same two from the other
+# end).
 set -eu
 
 . "$top_srcdir/test/testlib.sh"
@@ -12,9 +13,13 @@ need_tshark
 count=8
 size=70000 # more than one FPDU per Send
 pcap="$work/api.pcap"
-env -u IWARP_TRACE timeout 60 ./trace_api "$pcap" "$count" "$size" \
-	>"$work/ports" || fail "trace_api: exit $?"
+# IWARP_TRACE names another file: the client's trace_path takes
+# precedence, and the server's "" turns its tracing off
+IWARP_TRACE="$work/env.pcap" timeout 60 ./trace_api "$pcap" "$count" \
+	"$size" "" >"$work/ports" || fail "trace_api: exit $?"
 [ -s "$pcap" ] || fail "no trace written to $pcap"
+[ ! -e "$work/env.pcap" ] || fail "IWARP_TRACE was written despite trace_path"
+# shellcheck disable=SC2046 # word splitting wanted
 set -- $(cat "$work/ports")
 [ "$#" -eq 6 ] && [ "$1" = client ] && [ "$4" = server ] ||
 	fail "ports: $(cat "$work/ports")"
