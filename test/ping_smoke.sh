@@ -117,8 +117,14 @@ first=
 wait "$server" || fail "server: $(cat "$work/server")"
 server=
 
-# a bad option value is a usage error
-status=0
-"$ping" --loopback -C x 2>/dev/null || status=$?
-[ "$status" -eq 2 ] || fail "-C x: exit $status"
+# a bad option value is a usage error, said in one line
+for bad in "--loopback -C x" "--loopback --crc x" "--loopback -S 22" \
+	"--loopback --private-data 513" "--loopback --mpa-rev 3" \
+	"--loopback --rtr none,send" "-c"; do
+	status=0
+	# shellcheck disable=SC2086 # word splitting wanted
+	"$ping" $bad 2>"$work/err" || status=$?
+	[ "$status" -eq 2 ] && [ "$(wc -l <"$work/err")" -eq 1 ] ||
+		fail "$bad: exit $status: $(cat "$work/err")"
+done
 echo "ping_smoke: loopback verified, refusals named"
