@@ -4,8 +4,9 @@
 # depth the header names and the Read depth the handshake carries (as
 # tshark reads the MPA frames), --mpa-rev 1, --crc on and --markers on
 # are what the handshake settled, and a server and a client in two
-# processes run every mode over the native exchange.  Every JSON row is
-# read by jq, and every figure its mode measures must be positive.
+# processes run every mode over the native exchange, and a server that
+# refuses a Request names it.  Every JSON row is read by jq, and every
+# figure its mode measures must be positive.
 set -eu
 
 perf="$abs_top_builddir/tools/iwarp-perf"
@@ -113,4 +114,23 @@ for run in "bw read 2 --tcp" "lat write 1 --tcp" "rate send 2 --crc on"; do
 	row "$out" ".mode == \"$mode\" and .test == \"$test\" and
 		.iterations == 200 * $qps and .bytes == 200 * $qps * 4096"
 done
-echo "perf_options: -a, --duration, -D, MPA options and two processes"
+# a server that refuses the client's MPA Request names it: here markers
+# required, and a Read test's depth as the Request's ORD
+port=$(free_port_pair "$port" $((port + 1)))
+timeout 60 "$perf" -B 127.0.0.1 -p "$port" --json --markers off \
+	2>"$work/server.err" &
+server=$!
+wait_tcp "$port" 0A
+if timeout 60 "$perf" -p "$port" --markers on -t read -D 4 -n 10 127.0.0.1 \
+	2>"$work/client.err"; then
+	fail "a client requiring markers was served"
+fi
+status=0
+wait "$server" || status=$?
+server=
+[ "$status" -eq 1 ] || fail "refusing server: exit $status"
+grep -qx "iwarp-perf: cannot accept client 127.0.0.1 (we take MPA rev 2 at most, CRC follow, markers off, RTR any): MPA: peer requires markers, which are disabled locally; peer MPA rev 2, M1 C0 R0, enhanced (RFC 6581), 48 octets of private data, IRD 1 ORD 4, peer-to-peer no, RTR none" \
+	"$work/server.err" || fail "refusing server: $(cat "$work/server.err")"
+grep -q "rejected the connection (R bit): peer MPA rev 2, M0 C0 R1" \
+	"$work/client.err" || fail "refused client: $(cat "$work/client.err")"
+echo "perf_options: -a, --duration, -D, MPA options, two processes, a refusal"
