@@ -1,7 +1,8 @@
 #!/bin/sh
 # Every function libiwarp exports and every tool it installs has a manual
-# page under its own name that names it, and every page renders without a
-# warning (groff -ww).
+# page under its own name that names it, every option of a tool is in its
+# page's OPTIONS and its --help and every option documented exists, and
+# every page renders without a warning (groff -ww).
 set -eu
 
 lib="$abs_top_builddir/.libs/libiwarp.so"
@@ -13,6 +14,8 @@ fail() {
 command -v groff >/dev/null 2>&1 ||
 	{ echo "groff not found: install the Debian package groff-base" >&2; exit 99; }
 [ -f "$lib" ] || fail "no $lib"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 symbols=$(nm -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^iw_/ { sub(/@.*/, "", $3); print $3 }')
 [ -n "$symbols" ] || fail "no iw_ symbol exported"
@@ -40,6 +43,48 @@ for t in $tools; do
 		fail "man1/$t.1 is not installed by man/Makefile.am"
 	sed -n '/^\.SH NAME/,/^\.SH/p' "$man/man1/$t.1" | grep -q "^$t " ||
 		fail "$t: not in the NAME section of man1/$t.1"
+done
+
+# Every option a tool takes (its getopt_long tables in tools/) has an
+# entry of its own in the OPTIONS section of its page and is in its --help,
+# and every option the OPTIONS section lists is one the tool takes.
+# Options, one a line: "-x" and "--long".
+source_options() {
+	sed -n 's/.*getopt_long(argc, argv, "\([^"]*\)".*/\1/p' "$1" |
+		tr -d ':' | sed 's/./-&\n/g' | grep .
+	sed -n '/struct option longopts\[\] = {/,/};/p' "$1" |
+		sed -n 's/^[^"]*{ *"\([a-z0-9-]*\)".*/--\1/p'
+}
+man_options() {
+	awk '/^\.SH OPTIONS/ { o = 1; next } /^\.SH/ { o = 0 }
+		o && prev == ".TP" { print } { prev = $0 }' "$1" |
+		sed 's/\\-/-/g' |
+		awk '{
+			for (i = 1; i <= NF; i++) {
+				w = $i
+				gsub(/^"|"$/, "", w)
+				if (w ~ /^--[a-z0-9][a-z0-9-]*$/ || w ~ /^-[A-Za-z]$/)
+					print w
+			}
+		}'
+}
+help_options() {
+	"$abs_top_builddir/tools/$1" --help |
+		tr ' [],|' '\n\n\n\n\n' | sed -n 's/^\(--\?[A-Za-z][a-z0-9-]*\).*/\1/p'
+}
+for t in $tools; do
+	src="$top_srcdir/tools/$t.c"
+	[ -f "$src" ] || fail "$t: no $src"
+	source_options "$src" | sort -u >"$tmp/src"
+	[ "$(wc -l <"$tmp/src")" -ge 4 ] || fail "$t: no options read from $src"
+	man_options "$man/man1/$t.1" | sort -u >"$tmp/man"
+	help_options "$t" | sort -u >"$tmp/help"
+	missing=$(comm -23 "$tmp/src" "$tmp/man" | tr '\n' ' ')
+	[ -z "$missing" ] || fail "$t takes $missing but man1/$t.1 has no OPTIONS entry for it"
+	extra=$(comm -13 "$tmp/src" "$tmp/man" | tr '\n' ' ')
+	[ -z "$extra" ] || fail "man1/$t.1 documents $extra, which $t does not take"
+	missing=$(comm -23 "$tmp/src" "$tmp/help" | tr '\n' ' ')
+	[ -z "$missing" ] || fail "$t --help does not mention $missing"
 done
 
 pages=0

@@ -58,14 +58,31 @@ free_port() {
 	for _ in $(seq 100); do
 		_p=$((10000 + $(od -An -N2 -tu2 /dev/urandom) % (_lo - 10000)))
 		case " $* " in *" $_p "*) continue ;; esac
-		# no socket of any state bound to it
-		if ! grep -Eqh "^ *[0-9]+: [0-9A-F]+:$(printf '%04X' "$_p") " \
-			/proc/net/tcp /proc/net/tcp6 2>/dev/null; then
+		if ! port_taken "$_p"; then
 			echo "$_p"
 			return
 		fi
 	done
 	fail "no free port below $_lo"
+}
+
+# Whether a local socket of any state is bound to port $1.
+port_taken() {
+	grep -Eqh "^ *[0-9]+: [0-9A-F]+:$(printf '%04X' "$1") " \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# A free port whose successor is free too (iwarp-perf's server takes
+# PORT for iWARP and PORT+1 for TCP), other than those given.
+free_port_pair() {
+	_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range)
+	[ "$_lo" -gt 11024 ] || _lo=32768
+	for _ in $(seq 100); do
+		_pp=$(free_port "$@")
+		[ $((_pp + 1)) -lt "$_lo" ] || continue
+		port_taken $((_pp + 1)) || { echo "$_pp"; return; }
+	done
+	fail "no two free ports in a row"
 }
 
 # Until local port $1 (on any local address) has a socket in
@@ -80,4 +97,27 @@ wait_tcp() {
 		[ "$_n" -lt 100 ] || fail "127.0.0.1:$1 never reached state $2"
 		sleep 0.1
 	done
+}
+
+# iwarp-perf --json output $1: one JSON object per line, at least one,
+# each with every figure its mode measures a positive number: seconds,
+# gbps, mmsgps, latency min/avg/p50/p90/p99/max in order (unless the row
+# says null: not measured at that end), and with --tcp the same for the
+# TCP figures and a positive ratio.  Fails naming the first bad row.
+perf_rows_ok() {
+	need jq jq
+	_ok='def pos: type == "number" and . > 0;
+	def good: (.iterations | pos) and (.bytes | pos) and
+		([.seconds, .gbps, .mmsgps] | all(pos)) and
+		(.lat_us == null or (.lat_us |
+			([.min, .avg, .p50, .p90, .p99, .max] | all(pos)) and
+			.min <= .p50 and .p50 <= .p90 and .p90 <= .p99 and
+			.p99 <= .max and .min <= .avg and .avg <= .max));
+	type == "object" and good and
+		((has("tcp") | not) or ((.tcp | good) and (.ratio | pos)))'
+	jq -e -s 'length > 0' "$1" >/dev/null 2>&1 ||
+		fail "$1 holds no JSON rows: $(head -c 300 "$1")"
+	_bad=$(jq -c "select(($_ok) | not)" "$1") ||
+		fail "$1 is not JSON: $(head -c 300 "$1")"
+	[ -z "$_bad" ] || fail "a figure not positive or out of order: $_bad"
 }

@@ -266,6 +266,18 @@ static void fill_ping(struct ping *p, long ping, int *start)
 	p->start_buf[p->size - 1] = 0;
 }
 
+/* -V found the sink unlike the start buffer: the first octet that differs. */
+static int mismatch(struct ping *p, long ping)
+{
+	size_t i = 0;
+
+	while (i < p->size - 1 && p->start_buf[i] == p->rdma_buf[i])
+		i++;
+	return fail("data mismatch in ping %ld from %s: octet %zu of %zu came "
+		    "back 0x%02x, sent 0x%02x",
+		    ping, p->where, i, p->size, p->rdma_buf[i], p->start_buf[i]);
+}
+
 static int client_pings(struct ping *p)
 {
 	int start = 65, rc;
@@ -291,8 +303,7 @@ static int client_pings(struct ping *p)
 			return rc;
 		tool_stats_add(&p->rtt, tool_now_us() - t0);
 		if (p->validate && memcmp(p->start_buf, p->rdma_buf, p->size))
-			return fail("data mismatch in ping %ld from %s", ping,
-				    p->where);
+			return mismatch(p, ping);
 		if (p->verbose)
 			printf("ping data: %s\n", (char *)p->rdma_buf);
 	}
@@ -455,6 +466,7 @@ static int run_server(struct ping *p)
 					    .private_data = p->private_data,
 					    .private_data_len = p->pd_len };
 		struct iw_cm_event *ev = NULL;
+		struct iw_mpa_info request;
 		struct iw_cm_id *id;
 
 		while (!ev && !interrupted)
@@ -468,6 +480,7 @@ static int run_server(struct ping *p)
 			continue;
 		}
 		id = ev->id;
+		request = ev->peer;
 		iw_ack_cm_event(ev);
 		{
 			struct sockaddr_storage peer;
@@ -484,9 +497,13 @@ static int run_server(struct ping *p)
 			rc = post_recv(p);
 		if (!rc) {
 			rc = iw_accept(id, p->qp, &cp);
-			if (rc)
-				fail("cannot accept %s: %s", p->where,
-				     iw_strerror(rc));
+			if (rc) {
+				char line[512];
+
+				tool_refusal(p->where, &request, &p->mpa, rc,
+					     line, sizeof(line));
+				fail("%s", line);
+			}
 		}
 		if (!rc) {
 			ev = tool_event(p->ch, WAIT_MS);
@@ -560,6 +577,7 @@ static void usage(FILE *f)
 		"usage: " PROG " -s [-a addr] [-p port] [-S size] [-P] [-v]\n"
 		"       " PROG " -c -a addr [-p port] [-S size] [-C count] [-v] [-V]\n"
 		"       " PROG " --loopback [-S size] [-C count] [-v] [-V]\n"
+		"       " PROG " -h|--help\n"
 		"options: -d (debug), --crc on|off|follow, --markers on|off|follow,\n"
 		"         --mpa-rev 1|2, --rtr none|send|write|read[,...],\n"
 		"         --private-data N (octets in our MPA frame),\n"

@@ -118,9 +118,13 @@ int pt_comm_accept(struct pt_run *t, struct iw_cm_event *ev)
 
 	t->comm_id = ev->id;
 	rc = iw_accept(t->comm_id, t->comm_qp, &cp);
-	if (rc)
-		return perf_fail("cannot accept %s: %s", t->d.where,
-				 iw_strerror(rc));
+	if (rc) {
+		char line[512];
+
+		tool_refusal(t->d.where, &ev->peer, &t->o->mpa, rc, line,
+			     sizeof(line));
+		return perf_fail("%s", line);
+	}
 	t->comm_up = true;
 	return 0;
 }

@@ -126,10 +126,16 @@ static int accept_data(struct pt_run *t)
 		     pt_data_qp(t, e);
 		if (!rc) {
 			rc = iw_accept(e->id, e->qp, &cp);
-			if (rc)
-				perf_fail("cannot accept the data connection "
-					  "of %s: %s",
-					  t->d.where, iw_strerror(rc));
+			if (rc) {
+				char what[160], line[512];
+
+				snprintf(what, sizeof(what),
+					 "the data connection of %s",
+					 t->d.where);
+				tool_refusal(what, &ev->peer, &t->o->mpa, rc,
+					     line, sizeof(line));
+				perf_fail("%s", line);
+			}
 		}
 		iw_ack_cm_event(ev);
 		if (rc)

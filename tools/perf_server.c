@@ -42,11 +42,6 @@ static uint8_t lat_mark(uint64_t i)
 	return (uint8_t)(i % 255 + 1);
 }
 
-static const char *onoff(uint8_t bit)
-{
-	return bit ? "on" : "off";
-}
-
 /* ---- taking the client's connections ------------------------------------- */
 
 /* Says no with our reason in the reject's private data, and says so here. */
@@ -162,13 +157,11 @@ static int take_request(struct server *s, struct iw_cm_event *ev)
 	};
 	rc = iw_accept(id, e->qp, &cp);
 	if (rc) {
+		char line[512];
+
 		perf_peer_name(id, who, sizeof(who));
-		return perf_fail("cannot accept %s (its MPA Request: rev %u, "
-				 "markers %s, CRC %s; ours: markers %s, CRC "
-				 "%s): %s",
-				 who, peer.revision, onoff(peer.markers),
-				 onoff(peer.crc), tool_pref_name(s->o->mpa.markers),
-				 tool_pref_name(s->o->mpa.crc), iw_strerror(rc));
+		tool_refusal(who, &peer, &s->o->mpa, rc, line, sizeof(line));
+		return perf_fail("%s", line);
 	}
 	return 0;
 }

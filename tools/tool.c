@@ -71,6 +71,33 @@ void tool_our_request(const struct iw_mpa_opts *o, char *out, size_t len)
 		 tool_pref_name(o->markers), tool_rtr_name(o->rtr));
 }
 
+/* A responder answers with the lower revision; its RTR 0 takes any type. */
+void tool_our_terms(const struct iw_mpa_opts *o, char *out, size_t len)
+{
+	snprintf(out, len,
+		 "we take MPA rev %u at most, CRC %s, markers %s, RTR %s",
+		 o->revision, tool_pref_name(o->crc),
+		 tool_pref_name(o->markers),
+		 o->rtr ? tool_rtr_name(o->rtr) : "any");
+}
+
+/*
+ * The line of a responder that refused a Request (iw_accept() failed
+ * with @err): what we take, why, and the Request as it came, in the
+ * words the initiator's side uses for a Reply.
+ */
+void tool_refusal(const char *where, const struct iw_mpa_info *peer,
+		  const struct iw_mpa_opts *ours, int err, char *out,
+		  size_t len)
+{
+	char terms[96], frame[256];
+
+	tool_our_terms(ours, terms, sizeof(terms));
+	tool_peer_frame(peer, frame, sizeof(frame));
+	snprintf(out, len, "cannot accept %s (%s): %s; %s", where, terms,
+		 iw_strerror(err), frame);
+}
+
 const char *tool_rtr_name(uint8_t rtr)
 {
 	static const char *const names[] = {
@@ -152,7 +179,7 @@ int tool_wait_wc(struct iw_cq *cq, struct iw_cm_channel *ch, int ms,
 	}
 }
 
-static void peer_frame(const struct iw_mpa_info *p, char *out, size_t len)
+void tool_peer_frame(const struct iw_mpa_info *p, char *out, size_t len)
 {
 	snprintf(out, len,
 		 "peer MPA rev %u, M%u C%u R%u, %s, %u octets of private "
@@ -224,7 +251,7 @@ void tool_explain(const char *prog, const char *where,
 	terminate_words(&ev->terminate, term, sizeof(term));
 	switch (ev->event) {
 	case IW_CM_EVENT_REJECTED:
-		peer_frame(&ev->peer, frame, sizeof(frame));
+		tool_peer_frame(&ev->peer, frame, sizeof(frame));
 		fprintf(stderr, "%s: %s rejected the connection (R bit): %s%s%s\n",
 			prog, where, frame, term, said(ev));
 		return;
@@ -245,7 +272,7 @@ void tool_explain(const char *prog, const char *where,
 		break;
 	}
 	if (ev->peer.revision) {
-		peer_frame(&ev->peer, frame + 2, sizeof(frame) - 2);
+		tool_peer_frame(&ev->peer, frame + 2, sizeof(frame) - 2);
 		frame[0] = ';';
 		frame[1] = ' ';
 	}
