@@ -442,7 +442,9 @@ START_TEST(private_data_is_limited_and_passed_verbatim)
 
 		client_open(&c);
 		ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", "1", c.qp,
-					    &(struct iw_conn_param){ pd, 253 }),
+					    &(struct iw_conn_param){
+						    .private_data = pd,
+						    .private_data_len = 253 }),
 				 -EINVAL);
 		e2e_side_close(&c);
 	}
