@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1041,6 +1042,135 @@ START_TEST(stalled_peer_stops_us_at_the_queue_depth)
 }
 END_TEST
 
+/* ---- the event channel ------------------------------------------------------- */
+
+static void set_nonblocking(int fd)
+{
+	ck_assert_int_eq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+}
+
+/*
+ * The events of an identifier destroyed before they were taken go with
+ * it, readiness included: a descriptor that polls readable always has an
+ * event to hand out, so iw_get_cm_event() after poll() never waits.
+ */
+START_TEST(destroyed_identifiers_leave_no_readable_channel_behind)
+{
+	struct e2e_side c;
+	struct iw_qp_init_attr qa = { .cap = { 2, 2, 1, 1, 0 } };
+	struct iw_cm_event *ev;
+	struct iw_cm_id *other;
+	struct iw_qp *qp;
+	struct iw_cq *cq;
+	struct pollfd p;
+	char port[16];
+	int fd = raw_listen(port);
+
+	close(fd); /* refused at once: UNREACHABLE */
+	client_open(&c);
+	p = (struct pollfd){ iw_cm_channel_fd(c.ch), POLLIN, 0 };
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+	ck_assert_int_eq(iw_destroy_id(c.id), 0);
+	c.id = NULL;
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	set_nonblocking(p.fd);
+	ck_assert_int_eq(iw_get_cm_event(c.ch, &ev), -EAGAIN);
+	/* the next event counts once: readable, handed out, quiet again */
+	cq = iw_create_cq(c.ctx, 4, NULL);
+	ck_assert_ptr_nonnull(cq);
+	qa.send_cq = qa.recv_cq = cq;
+	qp = iw_create_qp(c.pd, &qa);
+	ck_assert_ptr_nonnull(qp);
+	other = iw_create_id(c.ch, NULL);
+	ck_assert_int_eq(iw_connect(other, "127.0.0.1", port, qp, NULL), 0);
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+	ck_assert_int_eq(iw_get_cm_event(c.ch, &ev), 0);
+	ck_assert_ptr_eq(ev->id, other);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_UNREACHABLE);
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	ck_assert_int_eq(iw_get_cm_event(c.ch, &ev), -EAGAIN);
+	ck_assert_int_eq(iw_destroy_id(other), 0);
+	ck_assert_int_eq(iw_destroy_qp(qp), 0);
+	ck_assert_int_eq(iw_destroy_cq(cq), 0);
+	e2e_side_close(&c);
+}
+END_TEST
+
+/* The same for a listener's connection requests, dropped with it. */
+START_TEST(destroyed_listener_leaves_no_readable_channel_behind)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_cm_event *ev;
+	struct pollfd p;
+
+	e2e_opts_default(&o);
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open(&e.s, &o);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
+			 0);
+	p = (struct pollfd){ iw_cm_channel_fd(e.s.ch), POLLIN, 0 };
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1); /* CONNECT_REQUEST */
+	ck_assert_int_eq(iw_destroy_id(e.listen), 0);
+	e.listen = NULL;
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	set_nonblocking(p.fd);
+	ck_assert_int_eq(iw_get_cm_event(e.s.ch, &ev), -EAGAIN);
+	/* the initiator's connection was closed under it */
+	e2e_expect(e.c.ch, IW_CM_EVENT_CONNECT_ERROR, E2E_WAIT_MS);
+	e2e_teardown(&e);
+}
+END_TEST
+
+#ifndef __SANITIZE_ADDRESS__
+/*
+ * Allocation failure on demand: the test's calloc() stands in for the C
+ * library's (glibc allows it) and, once armed, refuses every thread but
+ * the test's own, the library's progress thread among them.
+ */
+extern void *__libc_calloc(size_t n, size_t size);
+static atomic_bool calloc_refuse;
+static pthread_t calloc_owner;
+
+void *calloc(size_t n, size_t size)
+{
+	if (atomic_load(&calloc_refuse) &&
+	    !pthread_equal(pthread_self(), calloc_owner))
+		return NULL;
+	return __libc_calloc(n, size);
+}
+
+/* The final event is reported even when no memory can be had for it. */
+START_TEST(final_event_needs_no_allocation)
+{
+	struct e2e_side c;
+	struct pollfd p;
+	char port[16];
+	int fd = raw_listen(port), ready;
+
+	close(fd);
+	client_open(&c);
+	calloc_owner = pthread_self();
+	atomic_store(&calloc_refuse, true);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	p = (struct pollfd){ iw_cm_channel_fd(c.ch), POLLIN, 0 };
+	ready = poll(&p, 1, E2E_WAIT_MS);
+	atomic_store(&calloc_refuse, false);
+	ck_assert_msg(ready == 1, "the final event was lost");
+	ck_assert_int_eq(e2e_expect(c.ch, IW_CM_EVENT_UNREACHABLE, 0),
+			 -ECONNREFUSED);
+	e2e_side_close(&c);
+}
+END_TEST
+#endif
+
 /* ---- threads ------------------------------------------------------------------- */
 
 struct poster {
@@ -1276,6 +1406,15 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, stalled_peer_stops_us_at_the_queue_depth);
 	tcase_add_test(tc, two_threads_post_while_the_progress_thread_runs);
 	tcase_add_test(tc, application_event_base_drives_progress);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("events");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, destroyed_identifiers_leave_no_readable_channel_behind);
+	tcase_add_test(tc, destroyed_listener_leaves_no_readable_channel_behind);
+#ifndef __SANITIZE_ADDRESS__
+	tcase_add_test(tc, final_event_needs_no_allocation);
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }

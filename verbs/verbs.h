@@ -134,9 +134,15 @@ enum id_state {
 struct iw_cm_channel {
 	struct iw_context *ctx;
 	pthread_mutex_t lock;
-	int efd; /* eventfd counting queued events */
+	int efd; /* eventfd: readable while an event is queued */
 	struct cm_event_node *head, *tail;
 };
+
+/*
+ * The events an identifier reports in its life: CONNECT_REQUEST (passive
+ * side), ESTABLISHED, and one final event.
+ */
+#define CM_EVENTS_PER_ID 3
 
 struct iw_cm_id {
 	struct iw_context *ctx;
@@ -178,6 +184,9 @@ struct iw_cm_id {
 	uint8_t peer_pd[MPA_MAX_PD_LEN];
 	uint16_t peer_pd_len;
 	struct iw_terminate_info term;
+	/* the nodes of the events still to come, allocated up front */
+	struct cm_event_node *ev_nodes[CM_EVENTS_PER_ID];
+	unsigned int ev_left;
 };
 
 /* context.c */
