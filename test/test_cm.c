@@ -344,6 +344,98 @@ START_TEST(reject_sends_the_private_data_back)
 }
 END_TEST
 
+/*
+ * Work posted before a connection that never comes up completes, flushed,
+ * and the QP is in error (as after a failed connect in libibverbs): none
+ * of it waits forever, none of it leaves on a later connection.  _i: how
+ * the attempt ends: 0 refused (UNREACHABLE), 1 the Reply rejects, 2 no
+ * Reply in time (TIMEOUT), 3 the peer hangs up mid-handshake
+ * (CONNECT_ERROR), 4 abandoned by iw_disconnect() during the handshake.
+ */
+START_TEST(work_posted_before_a_failed_connect_is_flushed)
+{
+	static const char reject[] = "MPA ID Rep Frame\x30\x02\x00\x04"
+				     "\x00\x00\x00\x00";
+	static const enum iw_cm_event_type want[] = {
+		IW_CM_EVENT_UNREACHABLE, IW_CM_EVENT_REJECTED,
+		IW_CM_EVENT_TIMEOUT, IW_CM_EVENT_CONNECT_ERROR,
+	};
+	static const int why[] = { -ECONNREFUSED, -IW_EMPA_REJECTED,
+				   -ETIMEDOUT, -ECONNRESET, -IW_ECLOSED };
+	struct e2e_side c;
+	struct iw_mpa_opts mo;
+	struct iw_qp_attr qa;
+	struct iw_cm_id *again;
+	struct iw_sge sg;
+	struct iw_wc wc[3];
+	char port[16], req[64];
+	int fd = raw_listen(port), conn = -1;
+
+	client_open(&c);
+	iw_mpa_opts_default(&mo);
+	mo.reply_timeout_ms = 300;
+	ck_assert_int_eq(iw_set_mpa_opts(c.id, &mo), 0);
+	sg = (struct iw_sge){ (uintptr_t)c.buf, 64, c.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(c.qp, &(struct iw_recv_wr){
+		.wr_id = 1, .sg_list = &sg, .num_sge = 1 }, NULL), 0);
+	ck_assert_int_eq(iw_post_send(c.qp, &(struct iw_send_wr){
+		.wr_id = 2, .sg_list = &sg, .num_sge = 1,
+		.opcode = IW_WR_SEND }, NULL), 0);
+	if (_i == 0)
+		close(fd);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	if (_i > 0) {
+		conn = accept(fd, NULL, NULL);
+		ck_assert_int_ge(conn, 0);
+		close(fd);
+	}
+	if (_i == 1) {
+		ck_assert_int_ge(read(conn, req, sizeof(req)), 20);
+		ck_assert_int_eq(write(conn, reject, sizeof(reject) - 1),
+				 (ssize_t)sizeof(reject) - 1);
+	} else if (_i == 3) {
+		close(conn);
+		conn = -1;
+	} else if (_i == 4) {
+		ck_assert_int_ge(read(conn, req, sizeof(req)), 20);
+		ck_assert_int_eq(iw_disconnect(c.id), 0);
+	}
+	if (_i < 4)
+		ck_assert_int_eq(e2e_expect(c.ch, want[_i], E2E_WAIT_MS),
+				 why[_i]);
+	/* each request once, flushed, with the reason; nothing more */
+	e2e_poll(c.cq, wc, 2, E2E_WAIT_MS);
+	ck_assert_int_eq(iw_poll_cq(c.cq, 1, &wc[2]), 0);
+	if (wc[0].opcode != IW_WC_RECV) {
+		wc[2] = wc[0];
+		wc[0] = wc[1];
+		wc[1] = wc[2];
+	}
+	ck_assert_uint_eq(wc[0].wr_id, 1);
+	ck_assert_int_eq(wc[0].opcode, IW_WC_RECV);
+	ck_assert_uint_eq(wc[1].wr_id, 2);
+	ck_assert_int_eq(wc[1].opcode, IW_WC_SEND);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(wc[i].status, IW_WC_WR_FLUSH_ERR);
+		ck_assert_int_eq(wc[i].err, why[_i]);
+	}
+	ck_assert_int_eq(iw_query_qp(c.qp, &qa), 0);
+	ck_assert_int_eq(qa.state, IW_QPS_ERROR);
+	ck_assert_int_eq(qa.err, why[_i]);
+	if (_i == 4)
+		expect_no_event(c.ch, 100); /* abandoned: quietly */
+	/* the QP cannot carry another connection */
+	ck_assert_int_eq(iw_destroy_id(c.id), 0);
+	again = iw_create_id(c.ch, NULL);
+	c.id = again;
+	ck_assert_int_eq(iw_connect(again, "127.0.0.1", port, c.qp, NULL),
+			 -EINVAL);
+	if (conn >= 0)
+		close(conn);
+	e2e_side_close(&c);
+}
+END_TEST
+
 /* ---- MPA options that meet or not --------------------------------------- */
 
 START_TEST(markers_required_by_initiator_refused_by_responder)
@@ -1378,6 +1470,8 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, silent_initiator_is_dropped_after_the_request_timeout);
 	tcase_add_test(tc, malformed_request_is_closed_without_a_reply);
 	tcase_add_test(tc, reject_sends_the_private_data_back);
+	tcase_add_loop_test(tc, work_posted_before_a_failed_connect_is_flushed,
+			    0, 5);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mpa");

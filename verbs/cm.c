@@ -517,7 +517,7 @@ static void id_free(struct iw_cm_id *id)
 	cm_unlink_pending(id);
 	pthread_mutex_lock(&id->lock);
 	id->reported = true;
-	conn_close(id);
+	conn_close(id, -IW_ECLOSED);
 	detach_qp(id);
 	pthread_mutex_unlock(&id->lock);
 	if (id->has_tp)
@@ -544,7 +544,7 @@ void cm_stream_ended(struct iw_cm_id *id, int err)
 {
 	enum iw_cm_event_type type;
 
-	conn_close(id);
+	conn_close(id, err);
 	if (id->reported)
 		return;
 	id->reported = true;
@@ -873,7 +873,7 @@ int iw_disconnect(struct iw_cm_id *id)
 	} else if (id->state != ID_CLOSED && id->state != ID_IDLE &&
 		   id->state != ID_LISTEN) {
 		id->reported = true;
-		conn_close(id);
+		conn_close(id, -IW_ECLOSED);
 	}
 	pthread_mutex_unlock(&id->lock);
 	return 0;

@@ -241,7 +241,7 @@ static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
 	if (rc == -IW_EMPA_REJECTED) {
 		id->reported = true;
 		cm_event(id, IW_CM_EVENT_REJECTED, rc, true);
-		conn_close(id);
+		conn_close(id, rc);
 		return;
 	}
 	if (rc) {
@@ -395,7 +395,7 @@ static void conn_connected(void *arg, int err)
 		iw_log_id(id, "TCP connect failed: %s", iw_strerror(err));
 		id->reported = true;
 		cm_event(id, IW_CM_EVENT_UNREACHABLE, err, false);
-		conn_close(id);
+		conn_close(id, err);
 		return;
 	}
 	id->state = ID_REQ_SENT;
@@ -438,7 +438,7 @@ static void conn_closed(void *arg, int err)
 		cm_stream_ended(id, err ? err : -ECONNRESET);
 		break;
 	default:
-		conn_close(id);
+		conn_close(id, err);
 		break;
 	}
 }
@@ -474,14 +474,19 @@ const struct tp_ops conn_tp_ops = {
 	.trace_frame_len = conn_trace_frame_len,
 };
 
-/* Ends the connection without an event: the socket closes. */
-void conn_close(struct iw_cm_id *id)
+/*
+ * Ends the connection without an event: the socket closes and the QP goes
+ * to the error state, its outstanding work flushed with @err (0: closed).
+ * A QP whose connection failed before it was established goes there too,
+ * as in libibverbs: the work posted on it for that connection completes
+ * now, flushed, rather than never or on some later connection.
+ */
+void conn_close(struct iw_cm_id *id, int err)
 {
 	timer_stop(id);
 	if (id->has_tp)
 		tp_shutdown(&id->tp);
-	if (id->qp && id->qp->engine.state != RDMAP_QP_ERROR &&
-	    id->qp->engine.state != RDMAP_QP_IDLE)
-		rdmap_qp_set_error(&id->qp->engine, -IW_ECLOSED);
+	if (id->qp && id->qp->engine.state != RDMAP_QP_ERROR)
+		rdmap_qp_set_error(&id->qp->engine, err ? err : -IW_ECLOSED);
 	id->state = ID_CLOSED;
 }

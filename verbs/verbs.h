@@ -217,6 +217,6 @@ void conn_hold_first_fpdu(struct iw_cm_id *id, bool initiator);
 void conn_release_hold(struct iw_cm_id *id);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);
-void conn_close(struct iw_cm_id *id);
+void conn_close(struct iw_cm_id *id, int err);
 
 #endif /* IW_VERBS_H */
