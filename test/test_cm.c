@@ -436,6 +436,174 @@ START_TEST(work_posted_before_a_failed_connect_is_flushed)
 }
 END_TEST
 
+/* A well-formed MPA Request (revision 2, IRD and ORD 1) and an FPDU. */
+static const char good_request[] =
+	"MPA ID Req Frame\x10\x02\x00\x04\x00\x01\x00\x01";
+static const char some_fpdu[] =
+	"\x00\x16\x41\x43\x00\x00\x00\x00\x00\x00\x00\x00"
+	"\x00\x00\x00\x01\x00\x00\x00\x00ping\x00\x00\x00\x00";
+
+/* The library's debug log (stderr) goes to a file while a test looks. */
+struct log_capture {
+	char path[32];
+	int fd, saved;
+};
+
+static void log_start(struct log_capture *l)
+{
+	strcpy(l->path, "/tmp/iwarp-log-XXXXXX");
+	l->fd = mkstemp(l->path);
+	ck_assert_int_ge(l->fd, 0);
+	l->saved = dup(2);
+	ck_assert_int_eq(dup2(l->fd, 2), 2);
+}
+
+/* Stops capturing; returns what was logged (free it). */
+static char *log_stop(struct log_capture *l)
+{
+	char *text = calloc(1, 65536);
+	ssize_t n;
+
+	ck_assert_ptr_nonnull(text);
+	dup2(l->saved, 2);
+	close(l->saved);
+	n = pread(l->fd, text, 65535, 0);
+	close(l->fd);
+	unlink(l->path);
+	ck_assert_int_ge(n, 0);
+	return text;
+}
+
+static void expect_logged(const char *log, const char *what, int err)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "%s%s", what, err ? iw_strerror(err) : "");
+	ck_assert_msg(strstr(log, line), "not logged: \"%s\"", line);
+}
+
+/*
+ * A peer that hangs up inside its Reply cut it short: that is an MPA
+ * error of its own, not a plain reset.  _i 0: inside the key, 1: inside
+ * the private data the header announced.
+ */
+START_TEST(reply_cut_off_mid_frame_is_truncated)
+{
+	static const char part[] = "MPA ID Rep Frame\x10\x02\x00\x08"
+				   "\x00\x01\x00\x01\x41";
+	static const size_t cut[] = { 10, sizeof(part) - 1 };
+	struct e2e_side c;
+	char port[16], req[64];
+	int fd = raw_listen(port), conn;
+
+	client_open(&c);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	conn = accept(fd, NULL, NULL);
+	ck_assert_int_ge(conn, 0);
+	ck_assert_int_ge(read(conn, req, sizeof(req)), 20);
+	ck_assert_int_eq(write(conn, part, cut[_i]), (ssize_t)cut[_i]);
+	close(conn);
+	ck_assert_int_eq(e2e_expect(c.ch, IW_CM_EVENT_CONNECT_ERROR,
+				    E2E_WAIT_MS),
+			 -IW_EMPA_TRUNCATED);
+	close(fd);
+	e2e_side_close(&c);
+}
+END_TEST
+
+/*
+ * The responder's side of it: a connection whose Request is cut short
+ * goes away before the application sees it; the debug log names why.
+ */
+START_TEST(request_cut_off_mid_frame_is_truncated)
+{
+	struct log_capture lc;
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	char port[16], *log;
+	int fd;
+
+	client_open(&s);
+	iw_set_debug(s.ctx, 1);
+	l = iw_create_id(s.ch, NULL);
+	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 4), 0);
+	e2e_port(l, port, sizeof(port));
+	log_start(&lc);
+	fd = raw_connect(port);
+	ck_assert_int_eq(write(fd, good_request, 22), 22);
+	shutdown(fd, SHUT_WR);
+	expect_closed(fd, E2E_WAIT_MS);
+	close(fd);
+	iw_destroy_id(l);
+	log = log_stop(&lc);
+	expect_logged(log, "closed during the MPA handshake: ",
+		      -IW_EMPA_TRUNCATED);
+	free(log);
+	expect_no_event(s.ch, 100);
+	e2e_side_close(&s);
+}
+END_TEST
+
+/*
+ * RFC 5044 section 7.1: nothing may follow a Request before it has been
+ * answered.  _i 0: an FPDU in the same segment as the Request (the
+ * connection goes before the application has seen it; the log says why),
+ * 1: an FPDU after the application was given the Request (it gets
+ * CONNECT_ERROR).  Either way no Reply goes out.
+ */
+START_TEST(data_behind_the_request_is_refused_as_unexpected)
+{
+	struct log_capture lc;
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	char port[16], both[64], *log;
+	size_t rl = sizeof(good_request) - 1, fl = sizeof(some_fpdu) - 1;
+	int fd;
+
+	client_open(&s);
+	iw_set_debug(s.ctx, 1);
+	l = iw_create_id(s.ch, NULL);
+	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 4), 0);
+	e2e_port(l, port, sizeof(port));
+	log_start(&lc);
+	fd = raw_connect(port);
+	if (_i == 0) {
+		memcpy(both, good_request, rl);
+		memcpy(both + rl, some_fpdu, fl);
+		ck_assert_int_eq(write(fd, both, rl + fl), (ssize_t)(rl + fl));
+	} else {
+		struct iw_cm_event *ev;
+
+		ck_assert_int_eq(write(fd, good_request, rl), (ssize_t)rl);
+		ev = e2e_event(s.ch, E2E_WAIT_MS);
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		s.id = ev->id;
+		iw_ack_cm_event(ev);
+		ck_assert_int_eq(write(fd, some_fpdu, fl), (ssize_t)fl);
+		ck_assert_int_eq(e2e_expect(s.ch, IW_CM_EVENT_CONNECT_ERROR,
+					    E2E_WAIT_MS),
+				 -IW_EMPA_UNEXPECTED);
+	}
+	/* closed without a Reply: not one octet comes back */
+	{
+		struct pollfd p = { fd, POLLIN, 0 };
+		char b[64];
+
+		ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+		ck_assert_int_eq(read(fd, b, sizeof(b)), 0);
+	}
+	close(fd);
+	log = log_stop(&lc);
+	if (_i == 0) {
+		expect_logged(log, "bad MPA Request: ", -IW_EMPA_UNEXPECTED);
+		expect_no_event(s.ch, 100);
+	}
+	free(log);
+	iw_destroy_id(l);
+	e2e_side_close(&s);
+}
+END_TEST
+
 /* ---- MPA options that meet or not --------------------------------------- */
 
 START_TEST(markers_required_by_initiator_refused_by_responder)
@@ -1472,6 +1640,10 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, reject_sends_the_private_data_back);
 	tcase_add_loop_test(tc, work_posted_before_a_failed_connect_is_flushed,
 			    0, 5);
+	tcase_add_loop_test(tc, reply_cut_off_mid_frame_is_truncated, 0, 2);
+	tcase_add_test(tc, request_cut_off_mid_frame_is_truncated);
+	tcase_add_loop_test(tc, data_behind_the_request_is_refused_as_unexpected,
+			    0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mpa");

@@ -432,10 +432,17 @@ static void conn_closed(void *arg, int err)
 	case ID_REQ_SENT:
 	case ID_REQ_WAIT:
 	case ID_REQ_RCVD:
-		/* a peer that hangs up mid-handshake resets the connection */
+		/*
+		 * A peer that hangs up mid-handshake resets the connection;
+		 * one that does so inside its Request or Reply cut it short.
+		 */
+		if (!err)
+			err = id->in_len && id->state != ID_REQ_RCVD
+				      ? -IW_EMPA_TRUNCATED
+				      : -ECONNRESET;
 		iw_log_id(id, "closed during the MPA handshake: %s",
-			  err ? iw_strerror(err) : "end of stream");
-		cm_stream_ended(id, err ? err : -ECONNRESET);
+			  iw_strerror(err));
+		cm_stream_ended(id, err);
 		break;
 	default:
 		conn_close(id, err);
