@@ -1431,6 +1431,90 @@ START_TEST(final_event_needs_no_allocation)
 END_TEST
 #endif
 
+/* Reads exactly @len octets (or fails the test). */
+static void read_full(int fd, void *buf, size_t len)
+{
+	for (size_t got = 0; got < len;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+		n = read(fd, (char *)buf + got, len - got);
+		ck_assert_int_gt(n, 0);
+		got += (size_t)n;
+	}
+}
+
+/*
+ * A protocol error found while the Terminate that names it cannot leave:
+ * here the initiator's first FPDU is held for a minute after the Reply
+ * (first_fpdu_delay_us, as for a slow Linux siw), and the Terminate is
+ * the first FPDU; a peer that stops reading holds it back the same way
+ * once the socket's buffer is full.  The connection does not wait: after
+ * reply_timeout_ms it closes without the Terminate, the final event says
+ * why, and the work posted completes, flushed.
+ */
+START_TEST(terminate_that_cannot_leave_is_bounded)
+{
+	/* rev 2, no CRC, no markers, IRD and ORD 1 */
+	static const char reply[] = "MPA ID Rep Frame\x10\x02\x00\x04"
+				    "\x00\x01\x00\x01";
+	/* an RDMA Write (DDP tagged, last) to an STag nobody registered */
+	static const uint8_t bad_write[] = {
+		0x00, 0x12, 0xc1, 0x40, 0xde, 0xad, 0xbe, 0x00,
+		0, 0, 0, 0, 0, 0, 0, 0, 'a', 'b', 'c', 'd', 0, 0, 0, 0,
+	};
+	struct e2e_side c;
+	struct iw_mpa_opts mo;
+	struct iw_qp_attr qa;
+	struct iw_wc wc[2];
+	struct iw_sge sg;
+	char port[16], req[24], b[64];
+	int fd = raw_listen(port), conn, status;
+	long long t0, dt;
+
+	client_open(&c);
+	iw_mpa_opts_default(&mo);
+	mo.reply_timeout_ms = 500;
+	mo.first_fpdu_delay_us = 60000000;
+	ck_assert_int_eq(iw_set_mpa_opts(c.id, &mo), 0);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	conn = accept(fd, NULL, NULL);
+	ck_assert_int_ge(conn, 0);
+	read_full(conn, req, sizeof(req));
+	ck_assert_int_eq(write(conn, reply, sizeof(reply) - 1),
+			 (ssize_t)sizeof(reply) - 1);
+	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	sg = (struct iw_sge){ (uintptr_t)c.buf, 8, c.mr->lkey };
+	ck_assert_int_eq(iw_post_send(c.qp, &(struct iw_send_wr){
+		.wr_id = 1, .sg_list = &sg, .num_sge = 1,
+		.opcode = IW_WR_SEND }, NULL), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(write(conn, bad_write, sizeof(bad_write)),
+			 (ssize_t)sizeof(bad_write));
+	status = e2e_expect(c.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS);
+	dt = now_ms() - t0;
+	ck_assert_int_eq(status, -IW_EDDP_T_STAG);
+	ck_assert_msg(dt >= 400 && dt < 3000, "closed after %lld ms", dt);
+	ck_assert_int_eq(iw_query_qp(c.qp, &qa), 0);
+	ck_assert_int_eq(qa.state, IW_QPS_ERROR);
+	e2e_poll(c.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc[0].wr_id, 1);
+	ck_assert_int_eq(wc[0].status, IW_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(iw_poll_cq(c.cq, 1, wc), 0);
+	/* the stream ended with nothing sent: the Terminate never left */
+	{
+		struct pollfd p = { conn, POLLIN, 0 };
+
+		ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+		ck_assert_int_eq(read(conn, b, sizeof(b)), 0);
+	}
+	close(conn);
+	close(fd);
+	e2e_side_close(&c);
+}
+END_TEST
+
 /* ---- threads ------------------------------------------------------------------- */
 
 struct poster {
@@ -1670,6 +1754,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, contexts_naming_one_trace_share_it);
 	tcase_add_loop_test(tc, first_fpdu_waits_as_long_as_asked, 0, 2);
 	tcase_add_test(tc, stalled_peer_stops_us_at_the_queue_depth);
+	tcase_add_test(tc, terminate_that_cannot_leave_is_bounded);
 	tcase_add_test(tc, two_threads_post_while_the_progress_thread_runs);
 	tcase_add_test(tc, application_event_base_drives_progress);
 	suite_add_tcase(s, tc);

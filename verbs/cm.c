@@ -274,12 +274,15 @@ void iw_mpa_opts_default(struct iw_mpa_opts *o)
 }
 
 static void on_timeout(evutil_socket_t fd, short what, void *arg);
+static void on_term_timeout(evutil_socket_t fd, short what, void *arg);
 
 /* Frees an identifier's own memory: its timer, its unused event nodes. */
 static void id_release(struct iw_cm_id *id)
 {
 	if (id->timer)
 		event_free(id->timer);
+	if (id->term_timer)
+		event_free(id->term_timer);
 	for (unsigned int i = 0; i < id->ev_left; i++)
 		free(id->ev_nodes[i]);
 	free(id);
@@ -305,7 +308,8 @@ static struct iw_cm_id *id_new(struct iw_context *ctx, struct iw_cm_channel *ch,
 		}
 	}
 	id->timer = evtimer_new(ctx->base, on_timeout, id);
-	if (!id->timer) {
+	id->term_timer = evtimer_new(ctx->base, on_term_timeout, id);
+	if (!id->timer || !id->term_timer) {
 		id_release(id);
 		return NULL;
 	}
@@ -568,7 +572,7 @@ void cm_stream_ended(struct iw_cm_id *id, int err)
 
 /*
  * No MPA Reply (initiator) or Request (responder) came in time, or the
- * initiator's first FPDU has waited as long as it was asked to.
+ * first FPDU has waited as long as it was asked to.
  */
 static void on_timeout(evutil_socket_t fd, short what, void *arg)
 {
@@ -591,6 +595,18 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 		}
 		cm_stream_ended(id, -ETIMEDOUT);
 	}
+	pthread_mutex_unlock(&id->lock);
+}
+
+/* A Terminate could not leave in time (see check_engine in conn.c). */
+static void on_term_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct iw_cm_id *id = arg;
+
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&id->lock);
+	conn_terminate_expired(id);
 	pthread_mutex_unlock(&id->lock);
 }
 

@@ -255,19 +255,6 @@ int iw_qp_to_error(struct iw_qp *qp)
 	return 0;
 }
 
-/* Sends what the engine has ready when the QP is connected. */
-static void qp_kick(struct iw_qp *qp)
-{
-	struct iw_cm_id *id = qp->id;
-	int rc;
-
-	if (!id || id->state != ID_CONNECTED || !id->has_tp)
-		return;
-	rc = tp_kick(&id->tp);
-	if (rc)
-		cm_stream_ended(id, rc);
-}
-
 /*
  * Posts a chain of send work requests.  Returns 0, or the reason the first
  * refused one (*@bad_wr) was not queued: -EINVAL (malformed), -ENOMEM
@@ -328,7 +315,8 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 			break;
 		}
 	}
-	qp_kick(qp);
+	if (qp->id)
+		conn_kick(qp->id);
 	pthread_mutex_unlock(l);
 	return rc;
 }

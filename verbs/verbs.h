@@ -162,13 +162,15 @@ struct iw_cm_id {
 	struct tp_listener listener;
 	struct tp_conn tp;
 	bool has_tp;
-	struct event *timer;
+	struct event *timer;	  /* handshake, first FPDU hold */
+	struct event *term_timer; /* a Terminate's time to leave */
 	struct iw_qp *qp;
 	bool up;	   /* ESTABLISHED went out */
 	bool reported;	   /* the final event (error/disconnect) went out */
 	bool internal;	   /* a passive id the application has not seen */
 	bool close_after_tx; /* a refusing Reply: close once it has left */
 	bool tx_hold;	     /* the first FPDU waits (timer) */
+	bool term_deadline;  /* term_timer runs */
 	/* initiator: when our Request went out and the Reply came */
 	struct timespec hs_start, hs_done;
 	/* the MPA frame going out (Request or Reply) */
@@ -215,6 +217,8 @@ bool cm_unlink_pending(struct iw_cm_id *id);
 extern const struct tp_ops conn_tp_ops;
 void conn_hold_first_fpdu(struct iw_cm_id *id, bool initiator);
 void conn_release_hold(struct iw_cm_id *id);
+void conn_terminate_expired(struct iw_cm_id *id);
+void conn_kick(struct iw_cm_id *id);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);
 void conn_close(struct iw_cm_id *id, int err);
