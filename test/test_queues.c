@@ -365,6 +365,73 @@ START_TEST(destroyed_qp_gives_its_srq_slots_back)
 }
 END_TEST
 
+/*
+ * A region that posted work still names is not deregistered: -EBUSY, and
+ * it stays usable; once that work has completed (or been flushed, or its
+ * queue destroyed) it goes.  Receives on a connected QP, a Send on a QP
+ * never connected, a receive on a shared receive queue.
+ */
+START_TEST(region_named_by_posted_work_is_not_deregistered)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge r, s;
+	struct iw_wc wc;
+	struct iw_cq *cq;
+	struct iw_qp *idle;
+	struct iw_srq *srq;
+	struct iw_qp_init_attr qa = { .cap = { 2, 2, 1, 1, 0 } };
+	struct iw_srq_init_attr sa = { .max_wr = 2, .max_sge = 1 };
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 8, e.s.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(e.s.qp,
+		&(struct iw_recv_wr){ 1, NULL, &r, 1 }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(e.s.mr), -EBUSY);
+	/* still registered: the receive it holds takes a Send */
+	memcpy(e.c.buf, "in place", 8);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND }, NULL), 0);
+	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+	ck_assert_mem_eq(e.s.buf, "in place", 8);
+	ck_assert_int_eq(iw_dereg_mr(e.s.mr), 0);
+	e.s.mr = iw_reg_mr(e.s.pd, e.s.buf, 8, 0);
+	ck_assert_ptr_nonnull(e.s.mr);
+
+	/* a Send waiting on a QP that never connected */
+	cq = iw_create_cq(e.c.ctx, 4, NULL);
+	ck_assert_ptr_nonnull(cq);
+	qa.send_cq = qa.recv_cq = cq;
+	idle = iw_create_qp(e.c.pd, &qa);
+	ck_assert_ptr_nonnull(idle);
+	ck_assert_int_eq(iw_post_send(idle, &(struct iw_send_wr){
+		.wr_id = 2, .sg_list = &s, .num_sge = 1,
+		.opcode = IW_WR_SEND }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(e.c.mr), -EBUSY);
+	ck_assert_int_eq(iw_qp_to_error(idle), 0);
+	e2e_poll(cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc.status, IW_WC_WR_FLUSH_ERR);
+
+	/* a receive posted to a shared receive queue */
+	srq = iw_create_srq(e.c.pd, &sa);
+	ck_assert_ptr_nonnull(srq);
+	r = (struct iw_sge){ (uintptr_t)e.c.buf + 64, 8, e.c.mr->lkey };
+	ck_assert_int_eq(iw_post_srq_recv(srq,
+		&(struct iw_recv_wr){ 3, NULL, &r, 1 }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(e.c.mr), -EBUSY);
+	ck_assert_int_eq(iw_destroy_srq(srq), 0);
+	ck_assert_int_eq(iw_dereg_mr(e.c.mr), 0);
+	e.c.mr = iw_reg_mr(e.c.pd, e.c.buf, 8, 0);
+	ck_assert_ptr_nonnull(e.c.mr);
+	ck_assert_int_eq(iw_destroy_qp(idle), 0);
+	ck_assert_int_eq(iw_destroy_cq(cq), 0);
+	e2e_teardown(&e);
+}
+END_TEST
+
 static Suite *queues_suite(void)
 {
 	Suite *s = suite_create("queues");
@@ -375,6 +442,10 @@ static Suite *queues_suite(void)
 	tcase_add_test(tc, receive_slot_frees_when_its_completion_is_polled);
 	tcase_add_test(tc, srq_feeds_several_qps_and_gives_slots_back_when_polled);
 	tcase_add_test(tc, destroyed_qp_gives_its_srq_slots_back);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("regions");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, region_named_by_posted_work_is_not_deregistered);
 	suite_add_tcase(s, tc);
 	return s;
 }

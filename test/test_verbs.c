@@ -700,6 +700,214 @@ START_TEST(disconnect_while_the_peer_stalls_flushes_what_did_not_leave)
 }
 END_TEST
 
+/* ---- regions deregistered under a peer's access ------------------------ */
+
+/*
+ * A server side (the library, as responder) and a raw peer connected to
+ * it as initiator; @buf_len octets registered for every access.
+ */
+static int raw_peer_pair(struct e2e_side *s, struct iw_cm_id **l,
+			 size_t buf_len, int rcvbuf)
+{
+	struct e2e_opts o;
+	struct iw_cm_event *ev;
+	char port[16];
+	int fd;
+
+	e2e_opts_default(&o);
+	o.buf_len = buf_len;
+	e2e_side_open(s, &o);
+	*l = iw_create_id(s->ch, NULL);
+	ck_assert_int_eq(iw_listen(*l, "127.0.0.1", "0", 4), 0);
+	e2e_port(*l, port, sizeof(port));
+	fd = e2e_raw_request(port, rcvbuf, 1);
+	ev = e2e_event(s->ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	s->id = ev->id;
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_accept(s->id, s->qp, NULL), 0);
+	e2e_expect(s->ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_raw_reply(fd);
+	return fd;
+}
+
+/* Deregistered: the side gets a fresh region so that teardown finds one. */
+static void replace_mr(struct e2e_side *s)
+{
+	s->mr = iw_reg_mr(s->pd, s->buf, 1, IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(s->mr);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put_be32(p, v);
+}
+
+/*
+ * The peer's RDMA Write is halfway into a region when the application
+ * deregisters it.  iw_dereg_mr() does not return before the Write has
+ * been stopped: the peer gets the Terminate an invalid STag gets (DDP
+ * tagged buffer error, RFC 5041 section 7.2), the QP is no longer in
+ * RTS, and what follows of the Write never reaches the memory.
+ */
+START_TEST(dereg_stops_a_write_being_placed)
+{
+	enum { PAYLOAD = 16000, FIRST = 8000 };
+	static uint8_t ulpdu[14 + PAYLOAD], fpdu[14 + PAYLOAD + 64];
+	volatile uint8_t *mem;
+	uint8_t send[18 + 4], term[128];
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	struct iw_qp_attr qa;
+	struct iw_mr *rmr;
+	struct iw_sge r;
+	struct iw_wc wc;
+	uint8_t rbuf[64];
+	size_t n, tl;
+	int fd;
+
+	fd = raw_peer_pair(&s, &l, 1 << 20, 0);
+	mem = s.buf;
+	memset(s.buf, 0, PAYLOAD);
+	/* a receive in a region of its own, for the Send behind the Write */
+	rmr = iw_reg_mr(s.pd, rbuf, sizeof(rbuf), IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(rmr);
+	r = (struct iw_sge){ (uintptr_t)rbuf, sizeof(rbuf), rmr->lkey };
+	post_recv(&s, 7, &r, 1);
+	/* DDP tagged, last; RDMAP Write; the server's STag and address */
+	ulpdu[0] = 0xc1;
+	ulpdu[1] = 0x40;
+	put32(ulpdu + 2, s.mr->rkey);
+	put_be64(ulpdu + 6, (uintptr_t)s.buf);
+	memset(ulpdu + 14, 0x5a, PAYLOAD);
+	n = e2e_raw_fpdu(fpdu, sizeof(fpdu), ulpdu, sizeof(ulpdu));
+	e2e_raw_write(fd, fpdu, 2 + 14 + FIRST);
+	for (int i = 0; i < E2E_WAIT_MS * 100 && mem[FIRST - 1] != 0x5a; i++)
+		usleep(10);
+	require(mem[FIRST - 1] == 0x5a, "the Write's first half never landed");
+	require(mem[FIRST] == 0, "more of the Write landed than was sent");
+
+	ck_assert_int_eq(iw_dereg_mr(s.mr), 0);
+	ck_assert_int_eq(iw_query_qp(s.qp, &qa), 0);
+	ck_assert_msg(qa.state == IW_QPS_TERMINATING || qa.state == IW_QPS_ERROR,
+		      "QP state %d after dereg", qa.state);
+	ck_assert_int_eq(qa.err, -IW_EDDP_T_STAG);
+	memset(s.buf, 0xee, PAYLOAD); /* the application's memory again */
+	/* the rest of the Write, then a Send (QN 0, MSN 1) */
+	e2e_raw_write(fd, fpdu + 2 + 14 + FIRST, n - (2 + 14 + FIRST));
+	memset(send, 0, sizeof(send));
+	send[0] = 0x41;
+	send[1] = 0x43;
+	put32(send + 10, 1);
+	memcpy(send + 18, "ping", 4);
+	n = e2e_raw_fpdu(fpdu, sizeof(fpdu), send, sizeof(send));
+	e2e_raw_write(fd, fpdu, n);
+	/* the Terminate: RDMAP opcode 7, then layer 1 (DDP), type 1, code 0 */
+	tl = e2e_raw_read_fpdu(fd, term, sizeof(term));
+	ck_assert_uint_ge(tl, 18 + 4);
+	ck_assert_uint_eq(term[1] & 0x0f, 7);
+	ck_assert_uint_eq(term[18], 0x11);
+	ck_assert_uint_eq(term[19], 0x00);
+	ck_assert_int_eq(e2e_expect(s.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS),
+			 -IW_EDDP_T_STAG);
+	e2e_poll(s.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc.wr_id, 7);
+	ck_assert_int_eq(wc.status, IW_WC_WR_FLUSH_ERR);
+	for (size_t i = 0; i < PAYLOAD; i++)
+		require(mem[i] == 0xee, "octet %zu written after dereg", i);
+	close(fd);
+	ck_assert_int_eq(iw_destroy_id(l), 0);
+	ck_assert_int_eq(iw_destroy_id(s.id), 0);
+	s.id = NULL;
+	ck_assert_int_eq(iw_destroy_qp(s.qp), 0);
+	ck_assert_int_eq(iw_dereg_mr(rmr), 0);
+	s.qp = iw_create_qp(s.pd, &(struct iw_qp_init_attr){
+		.send_cq = s.cq, .recv_cq = s.cq, .cap = { 1, 1, 1, 1, 0 } });
+	replace_mr(&s);
+	e2e_side_close(&s);
+}
+END_TEST
+
+/*
+ * The peer's RDMA Read is being answered from a region (the peer reads
+ * slowly, so the response is far from out) when the application
+ * deregisters it.  iw_dereg_mr() does not return before the response has
+ * been stopped; not one octet sent afterwards comes from the region, and
+ * the connection ends with the error an invalid Read source gets (RFC 5040
+ * section 7.1, remote protection error, invalid STag).
+ */
+START_TEST(dereg_stops_a_read_response_from_the_region)
+{
+	enum { SIZE = 16 << 20, STREAM_MAX = SIZE + (1 << 20) };
+	static uint8_t stream[STREAM_MAX];
+	uint8_t rr[18 + 28], fpdu[128];
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	struct iw_qp_attr qa;
+	struct pollfd p;
+	size_t n, got = 0;
+	int fd;
+
+	fd = raw_peer_pair(&s, &l, SIZE, 64 << 10);
+	memset(s.buf, 0x11, SIZE);
+	/* DDP untagged (QN 1, MSN 1), RDMAP Read Request: our sink, its source */
+	memset(rr, 0, sizeof(rr));
+	rr[0] = 0x41;
+	rr[1] = 0x41;
+	put32(rr + 6, 1);
+	put32(rr + 10, 1);
+	put32(rr + 18, 0x1234);
+	put32(rr + 18 + 12, SIZE);
+	put32(rr + 18 + 16, s.mr->rkey);
+	put_be64(rr + 18 + 20, (uintptr_t)s.buf);
+	n = e2e_raw_fpdu(fpdu, sizeof(fpdu), rr, sizeof(rr));
+	e2e_raw_write(fd, fpdu, n);
+	p = (struct pollfd){ fd, POLLIN, 0 };
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1); /* the response began */
+
+	ck_assert_int_eq(iw_dereg_mr(s.mr), 0);
+	ck_assert_int_eq(iw_query_qp(s.qp, &qa), 0);
+	ck_assert_msg(qa.state == IW_QPS_TERMINATING || qa.state == IW_QPS_ERROR,
+		      "QP state %d after dereg", qa.state);
+	ck_assert_int_eq(qa.err, -IW_ERDMAP_STAG);
+	memset(s.buf, 0xee, SIZE);
+	/* all of the stream to its end, which may cut an FPDU */
+	for (;;) {
+		ssize_t r;
+
+		ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+		ck_assert_uint_lt(got, STREAM_MAX);
+		r = read(fd, stream + got, STREAM_MAX - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	/* every Read Response octet in it was copied before the dereg */
+	for (size_t off = 0, placed = 0; off + 2 + 14 <= got;) {
+		size_t len = (size_t)(stream[off] << 8 | stream[off + 1]);
+		size_t end = off + 2 + len < got ? off + 2 + len : got;
+
+		if ((stream[off + 3] & 0x0f) == 2) {
+			for (size_t i = off + 2 + 14; i < end; i++)
+				require(stream[i] == 0x11,
+					"response octet %zu sent after dereg",
+					placed + i - (off + 2 + 14));
+			placed += end - (off + 2 + 14);
+		}
+		off += (2 + len + 3) / 4 * 4 + 4;
+	}
+	printf("read response: %zu of %d octets left before the dereg\n", got,
+	       SIZE);
+	ck_assert_uint_lt(got, SIZE);
+	ck_assert_int_eq(e2e_expect(s.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS),
+			 -IW_ERDMAP_STAG);
+	close(fd);
+	ck_assert_int_eq(iw_destroy_id(l), 0);
+	replace_mr(&s);
+	e2e_side_close(&s);
+}
+END_TEST
+
 /* ---- many connections --------------------------------------------------- */
 
 #define N_CONN 256
@@ -864,6 +1072,11 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, disconnect_mid_transfer_completes_everything_once);
 	tcase_add_test(tc, disconnect_while_the_peer_stalls_flushes_what_did_not_leave);
 	tcase_add_test(tc, many_connections_at_once_each_move_verified_data);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("regions");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, dereg_stops_a_write_being_placed);
+	tcase_add_test(tc, dereg_stops_a_read_response_from_the_region);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -179,6 +179,7 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 	}
 	pthread_mutex_init(&qp->own_lock, NULL);
 	atomic_init(&qp->lock, &qp->own_lock);
+	pd_add_qp(pd, qp);
 	return qp;
 }
 
@@ -195,6 +196,7 @@ int iw_destroy_qp(struct iw_qp *qp)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(l);
+	pd_remove_qp(qp->pd, qp);
 	rdmap_qp_fini(&qp->engine);
 	qp_release_cqs(qp);
 	pthread_mutex_destroy(&qp->own_lock);
@@ -276,6 +278,7 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 
 	if (!qp)
 		return -EINVAL;
+	pd_post_begin(qp->pd);
 	l = qp_lock(qp);
 	for (; wr; wr = wr->next) {
 		struct rdmap_send_wr w = {
@@ -318,6 +321,7 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 	if (qp->id)
 		conn_kick(qp->id);
 	pthread_mutex_unlock(l);
+	pd_post_end(qp->pd);
 	return rc;
 }
 
@@ -357,6 +361,7 @@ int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
 
 	if (!qp)
 		return -EINVAL;
+	pd_post_begin(qp->pd);
 	l = qp_lock(qp);
 	for (; wr; wr = wr->next) {
 		rc = post_one_recv(qp, wr);
@@ -367,6 +372,7 @@ int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
 		}
 	}
 	pthread_mutex_unlock(l);
+	pd_post_end(qp->pd);
 	return rc;
 }
 

@@ -5,10 +5,11 @@
  * identifiers that run the MPA handshake over the TCP transport.
  *
  * Locks, taken in this order, never the other way round:
- *   a connection's lock (struct iw_cm_id.lock; a QP not connected yet
- *   uses its own) > an SRQ's CQ list (struct iw_srq.lock) > a CQ's lock
- *   > a CM channel's lock; the context's lock (pd ids, listeners'
- *   pending lists) is taken last, under any of them.
+ *   a PD's posting lock (struct iw_pd.post_lock) > a connection's lock
+ *   (struct iw_cm_id.lock; a QP not connected yet uses its own) > an
+ *   SRQ's CQ list (struct iw_srq.lock) > a CQ's lock > a CM channel's
+ *   lock; the context's lock (pd ids, listeners' pending lists) is taken
+ *   last, under any of them.
  * The STag table and an SRQ's receive ring lock themselves.
  */
 #ifndef IW_VERBS_H
@@ -49,9 +50,17 @@ struct iw_context {
 	struct tp_trace *trace; /* NULL: not tracing */
 };
 
+/*
+ * Posting takes the posting lock shared, which keeps a region from being
+ * deregistered while work naming it is being queued; iw_dereg_mr() takes
+ * it alone, and looks at the QPs and SRQs listed under it.
+ */
 struct iw_pd {
 	struct iw_context *ctx;
 	uint32_t id;
+	pthread_rwlock_t post_lock;
+	struct iw_qp *qps;   /* linked through pd_next, under post_lock */
+	struct iw_srq *srqs; /* linked through pd_next, under post_lock */
 };
 
 /*
@@ -96,6 +105,7 @@ struct iw_srq {
 	pthread_mutex_t lock; /* cq_uses */
 	struct srq_cq_use *cq_uses;
 	unsigned int n_cq_uses, qps;
+	struct iw_srq *pd_prev, *pd_next;
 };
 
 struct iw_qp {
@@ -115,6 +125,7 @@ struct iw_qp {
 	pthread_mutex_t own_lock;
 	_Atomic(pthread_mutex_t *) lock; /* the connection's once attached */
 	struct iw_cm_id *id;		 /* the connection, or NULL */
+	struct iw_qp *pd_prev, *pd_next;
 	struct rdmap_qp engine;
 };
 
@@ -196,6 +207,14 @@ void iw_log(struct iw_context *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* mr.c */
+void pd_post_begin(struct iw_pd *pd);
+void pd_post_end(struct iw_pd *pd);
+void pd_add_qp(struct iw_pd *pd, struct iw_qp *qp);
+void pd_remove_qp(struct iw_pd *pd, struct iw_qp *qp);
+void pd_add_srq(struct iw_pd *pd, struct iw_srq *srq);
+void pd_remove_srq(struct iw_pd *pd, struct iw_srq *srq);
 
 /* cq.c */
 void cq_push(struct iw_cq *cq, const struct iw_wc *wc, bool recv);
