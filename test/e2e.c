@@ -30,6 +30,13 @@ void e2e_opts_default(struct e2e_opts *o)
 
 void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o)
 {
+	e2e_side_open_on(s, o, NULL);
+}
+
+void e2e_side_open_on(struct e2e_side *s, const struct e2e_opts *o,
+		      struct event_base *base)
+{
+	struct iw_context_attr ca = { .base = base };
 	struct iw_qp_init_attr qa = {
 		.cap = { .max_send_wr = o->depth, .max_recv_wr = o->depth,
 			 .max_send_sge = o->max_sge, .max_recv_sge = o->max_sge,
@@ -37,7 +44,7 @@ void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o)
 	};
 
 	memset(s, 0, sizeof(*s));
-	s->ctx = iw_open(NULL);
+	s->ctx = iw_open(&ca);
 	ck_assert_ptr_nonnull(s->ctx);
 	s->ch = iw_create_cm_channel(s->ctx);
 	s->pd = iw_alloc_pd(s->ctx);

@@ -45,6 +45,9 @@ void e2e_connect(struct e2e *e, const struct e2e_opts *o);
 /* The same up to the server's CONNECT_REQUEST; returns the server's id. */
 struct iw_cm_id *e2e_start(struct e2e *e, const struct e2e_opts *o);
 void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o);
+/* The same on the application's @base, which the caller dispatches. */
+void e2e_side_open_on(struct e2e_side *s, const struct e2e_opts *o,
+		      struct event_base *base);
 void e2e_side_close(struct e2e_side *s);
 void e2e_teardown(struct e2e *e);
 

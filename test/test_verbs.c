@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +16,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
 
 #include "e2e.h"
 #include "lib/byteorder.h"
@@ -584,6 +588,126 @@ START_TEST(peer_death_mid_transfer_completes_everything_once)
 }
 END_TEST
 
+static void *dispatch(void *base)
+{
+	event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY);
+	return NULL;
+}
+
+/*
+ * A disconnect in the middle of a real transfer: Writes, an RDMA Read and
+ * Sends are under way when the client hangs up.  The server's progress
+ * runs on an event_base the test stops dispatching once connected, so the
+ * server answers nothing: the Read is certainly outstanding when the
+ * client disconnects, and some Writes have certainly completed (handed
+ * to TCP).  Every request completes exactly once; those that had not
+ * completed are flushed, the Read among them.
+ */
+START_TEST(disconnect_with_a_read_outstanding_completes_everything_once)
+{
+	enum { WRITES = 8, SENDS = 8, N = WRITES + 1 + SENDS, READ_ID = WRITES };
+	struct e2e_opts o;
+	struct e2e e;
+	struct event_base *base;
+	struct iw_wc wc[N + 1];
+	struct iw_sge sg;
+	pthread_t loop;
+	uint8_t seen[N] = { 0 };
+	int got, ok = 0, flushed = 0;
+
+	ck_assert_int_eq(evthread_use_pthreads(), 0);
+	base = event_base_new();
+	ck_assert_ptr_nonnull(base);
+	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	e2e_opts_default(&o);
+	o.buf_len = 16 << 20;
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open_on(&e.s, &o, base);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp,
+				    &o.cparam),
+			 0);
+	{
+		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		e.s.id = ev->id;
+		iw_ack_cm_event(ev);
+	}
+	for (int i = 0; i < SENDS; i++) {
+		sg = (struct iw_sge){ (uintptr_t)e.s.buf + ((size_t)i << 20),
+				      1 << 20, e.s.mr->lkey };
+		post_recv(&e.s, 100 + (uint64_t)i, &sg, 1);
+	}
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, &o.sparam), 0);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	/* from here on the server reads nothing */
+	event_base_loopbreak(base);
+	pthread_join(loop, NULL);
+
+	for (int i = 0; i < WRITES; i++) {
+		sg = (struct iw_sge){ (uintptr_t)e.c.buf, 64 << 10,
+				      e.c.mr->lkey };
+		post_send(&e.c, (uint64_t)i, IW_WR_RDMA_WRITE, &sg, 1,
+			  (uintptr_t)e.s.buf, e.s.mr->rkey);
+	}
+	sg = (struct iw_sge){ (uintptr_t)e.c.buf + (8 << 20), 1 << 20,
+			      e.c.mr->lkey };
+	post_send(&e.c, READ_ID, IW_WR_RDMA_READ, &sg, 1, (uintptr_t)e.s.buf,
+		  e.s.mr->rkey);
+	for (int i = 0; i < SENDS; i++) {
+		sg = (struct iw_sge){ (uintptr_t)e.c.buf, 1 << 20, e.c.mr->lkey };
+		post_send(&e.c, READ_ID + 1 + (uint64_t)i, IW_WR_SEND, &sg, 1,
+			  0, 0);
+	}
+	/* the first Write has left; the Read cannot have been answered */
+	got = e2e_poll_upto(e.c.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(got, 1);
+	ck_assert_int_eq(iw_disconnect(e.c.id), 0);
+	got += e2e_poll_upto(e.c.cq, wc + got, N + 1 - got, E2E_WAIT_MS);
+	ck_assert_int_eq(got, N);
+	for (int i = 0; i < N; i++) {
+		uint64_t k = wc[i].wr_id;
+
+		ck_assert_msg(k < N && !seen[k], "wr %llu unknown or twice",
+			      (unsigned long long)k);
+		seen[k] = 1;
+		ck_assert_msg(wc[i].status == IW_WC_SUCCESS ||
+				      wc[i].status == IW_WC_WR_FLUSH_ERR,
+			      "wr %llu: %s", (unsigned long long)k,
+			      iw_wc_status_str(wc[i].status));
+		ok += wc[i].status == IW_WC_SUCCESS;
+		flushed += wc[i].status == IW_WC_WR_FLUSH_ERR;
+		if (k == READ_ID)
+			ck_assert_int_eq(wc[i].status, IW_WC_WR_FLUSH_ERR);
+	}
+	printf("disconnect with a Read out: %d done, %d flushed\n", ok, flushed);
+	ck_assert_int_ge(ok, 1);
+	e2e_expect(e.c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+
+	/* the server, running again, sees the stream end: its receives once */
+	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	{
+		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+
+		ck_assert_msg(ev->event == IW_CM_EVENT_DISCONNECTED ||
+				      ev->event == IW_CM_EVENT_ERROR,
+			      "server got %s", iw_cm_event_str(ev->event));
+		iw_ack_cm_event(ev);
+	}
+	expect_each_once(e.s.cq, 100, SENDS, &flushed);
+	e2e_teardown(&e);
+	event_base_loopbreak(base);
+	pthread_join(loop, NULL);
+	event_base_free(base);
+}
+END_TEST
+
 /*
  * The server process stops (SIGSTOP) with receives posted; our Writes and
  * Sends fill the socket and wait.  We disconnect: what did not leave is
@@ -697,6 +821,70 @@ START_TEST(disconnect_while_the_peer_stalls_flushes_what_did_not_leave)
 	e2e_side_close(&c);
 	close(fds[0]);
 	close(port_pipe[0]);
+}
+END_TEST
+
+/* ---- Send with Invalidate ---------------------------------------------- */
+
+/*
+ * RFC 5040 section 6.10: a Send with Invalidate names an STag of the
+ * receiver, which its completion reports (IW_WC_WITH_INV and the STag)
+ * and which no access succeeds through afterwards: an RDMA Write to it
+ * ends the stream with a DDP tagged buffer error, invalid STag, that the
+ * writer receives in a Terminate.
+ */
+START_TEST(send_with_invalidate_ends_the_named_rkey)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_mr *target;
+	struct iw_cm_event *ev;
+	struct iw_sge r, sg;
+	struct iw_wc wc;
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	target = iw_reg_mr(e.s.pd, e.s.buf + 4096, 4096,
+			   IW_ACCESS_REMOTE_WRITE);
+	ck_assert_ptr_nonnull(target);
+	memset(e.s.buf + 4096, 0, 4096);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 64, e.s.mr->lkey };
+	post_recv(&e.s, 1, &r, 1);
+	memcpy(e.c.buf, "invalidate", 10);
+	sg = (struct iw_sge){ (uintptr_t)e.c.buf, 10, e.c.mr->lkey };
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.wr_id = 2, .sg_list = &sg, .num_sge = 1,
+		.opcode = IW_WR_SEND_WITH_INV, .send_flags = IW_SEND_SIGNALED,
+		.invalidate_rkey = target->rkey }, NULL), 0);
+	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	expect_wc(&wc, 2, IW_WC_SEND, 10);
+	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
+	expect_wc(&wc, 1, IW_WC_RECV, 10);
+	ck_assert(wc.wc_flags & IW_WC_WITH_INV);
+	ck_assert_uint_eq(wc.invalidated_rkey, target->rkey);
+	ck_assert_mem_eq(e.s.buf, "invalidate", 10);
+
+	/* the STag is dead: a Write to it is refused with a Terminate */
+	post_send(&e.c, 3, IW_WR_RDMA_WRITE, &sg, 1,
+		  (uintptr_t)e.s.buf + 4096, target->rkey);
+	ev = e2e_event(e.c.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
+	ck_assert_int_eq(ev->status, -IW_ETERMINATED);
+	ck_assert(ev->terminate.valid && ev->terminate.received);
+	ck_assert_uint_eq(ev->terminate.layer, 1);
+	ck_assert_uint_eq(ev->terminate.etype, 1);
+	ck_assert_uint_eq(ev->terminate.ecode, 0x00);
+	iw_ack_cm_event(ev);
+	ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
+	ck_assert_int_eq(ev->status, -IW_EDDP_T_STAG);
+	ck_assert(ev->terminate.valid && !ev->terminate.received);
+	iw_ack_cm_event(ev);
+	ck_assert(memchr(e.s.buf + 4096, 'i', 10) == NULL);
+	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS); /* the Write: done or flushed */
+	ck_assert_uint_eq(wc.wr_id, 3);
+	ck_assert_int_eq(iw_dereg_mr(target), 0);
+	e2e_teardown(&e);
 }
 END_TEST
 
@@ -1070,8 +1258,13 @@ static Suite *verbs_suite(void)
 	tc = tcase_create("streams");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, disconnect_mid_transfer_completes_everything_once);
+	tcase_add_test(tc, disconnect_with_a_read_outstanding_completes_everything_once);
 	tcase_add_test(tc, disconnect_while_the_peer_stalls_flushes_what_did_not_leave);
 	tcase_add_test(tc, many_connections_at_once_each_move_verified_data);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("invalidate");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, send_with_invalidate_ends_the_named_rkey);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("regions");
 	tcase_set_timeout(tc, 60);
