@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -1537,8 +1538,12 @@ static void *post_many(void *arg)
 					.send_flags = IW_SEND_SIGNALED };
 		int rc;
 
-		while ((rc = iw_post_send(p->e->c.qp, &w, NULL)) == -ENOMEM)
-			usleep(100);
+		long long end = now_ms() + 3 * E2E_WAIT_MS;
+
+		/* a full queue frees as completions are polled */
+		while ((rc = iw_post_send(p->e->c.qp, &w, NULL)) == -ENOMEM &&
+		       now_ms() < end)
+			sched_yield();
 		if (rc)
 			return (void *)(intptr_t)rc;
 	}
@@ -1609,6 +1614,202 @@ START_TEST(two_threads_post_while_the_progress_thread_runs)
 	free(seen);
 	free(wc);
 	e2e_teardown(&e);
+}
+END_TEST
+
+struct poller {
+	struct iw_cq *cq;
+	int want, got;
+	uint8_t *seen;
+	const char *fault; /* NULL, or what went wrong */
+};
+
+/* Polls @cq until @want completions came (bounded), each wr_id once. */
+static void *poll_many(void *arg)
+{
+	struct poller *p = arg;
+	long long end = now_ms() + 3 * E2E_WAIT_MS;
+
+	while (p->got < p->want && now_ms() < end) {
+		struct iw_wc wc[16];
+		int n = iw_poll_cq(p->cq, 16, wc);
+
+		if (n < 0) {
+			p->fault = "iw_poll_cq failed";
+			return NULL;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t k = wc[i].wr_id;
+
+			if (k >= (uint64_t)p->want || p->seen[k] ||
+			    wc[i].status != IW_WC_SUCCESS) {
+				p->fault = "a completion unknown, twice or failed";
+				return NULL;
+			}
+			p->seen[k] = 1;
+		}
+		p->got += n;
+		if (n == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
+/*
+ * Polling while two threads post: the send queue holds 32 requests and
+ * 4000 are posted, so the posters can only finish if the poller frees
+ * slots while they post.  Each completion comes once, every message
+ * arrives whole.
+ */
+START_TEST(cq_polled_while_two_threads_post)
+{
+	enum { PER_THREAD = 2000, TOTAL = 2 * PER_THREAD, DEPTH = 32 };
+	struct e2e_opts oc, os;
+	struct e2e e;
+	struct poster p[2];
+	struct poller pl = { 0 };
+	pthread_t t[2], tp;
+	struct iw_wc *wc = calloc(TOTAL, sizeof(*wc));
+	uint8_t *seen = calloc(TOTAL, 1);
+
+	ck_assert_ptr_nonnull(wc);
+	ck_assert_ptr_nonnull(seen);
+	e2e_opts_default(&oc);
+	oc.depth = DEPTH;
+	oc.buf_len = TOTAL * 1024;
+	os = oc;
+	os.depth = TOTAL;
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &oc);
+	e2e_side_open(&e.s, &os);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
+			 0);
+	{
+		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		e.s.id = ev->id;
+		iw_ack_cm_event(ev);
+	}
+	for (int i = 0; i < TOTAL; i++) {
+		struct iw_sge r = { (uintptr_t)e.s.buf + 1024 * (size_t)i, 1024,
+				    e.s.mr->lkey };
+
+		e2e_fill(e.c.buf + 1024 * (size_t)i, 1024, (uint32_t)i);
+		memcpy(e.c.buf + 1024 * (size_t)i, &i, sizeof(i));
+		ck_assert_int_eq(iw_post_recv(e.s.qp,
+					      &(struct iw_recv_wr){
+						      (uint64_t)i, NULL, &r, 1 },
+					      NULL),
+				 0);
+	}
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	pl = (struct poller){ e.c.cq, TOTAL, 0, calloc(TOTAL, 1), NULL };
+	ck_assert_ptr_nonnull(pl.seen);
+	ck_assert_int_eq(pthread_create(&tp, NULL, poll_many, &pl), 0);
+	for (int i = 0; i < 2; i++) {
+		p[i] = (struct poster){ &e, i * PER_THREAD, PER_THREAD };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, post_many, &p[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		void *rc;
+
+		pthread_join(t[i], &rc);
+		ck_assert_msg(rc == NULL, "posting failed: %s",
+			      iw_strerror((int)(intptr_t)rc));
+	}
+	pthread_join(tp, NULL);
+	ck_assert_msg(!pl.fault, "poller: %s", pl.fault);
+	ck_assert_int_eq(pl.got, TOTAL);
+	e2e_poll(e.s.cq, wc, TOTAL, E2E_WAIT_MS);
+	for (int i = 0; i < TOTAL; i++) {
+		uint8_t *got = e.s.buf + 1024 * wc[i].wr_id;
+		uint8_t want[1024];
+		int k;
+
+		require(wc[i].status == IW_WC_SUCCESS, "receive %d failed", i);
+		memcpy(&k, got, sizeof(k));
+		require(k >= 0 && k < TOTAL && !seen[k],
+			"receive %d: message %d unknown or twice", i, k);
+		e2e_fill(want, 1024, (uint32_t)k);
+		require(memcmp(got + 4, want + 4, 1020) == 0,
+			"message %d arrived damaged", k);
+		seen[k] = 1;
+	}
+	free(pl.seen);
+	free(seen);
+	free(wc);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
+ * iw_set_debug() is the switch: off, nothing is logged; on, the
+ * handshake is logged with both addresses, and so is a Terminate as it
+ * is received.
+ */
+START_TEST(set_debug_logs_the_handshake_and_a_received_terminate)
+{
+	struct log_capture lc;
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge sg;
+	char *log;
+
+	unsetenv("IWARP_DEBUG");
+	log_start(&lc);
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	e2e_teardown(&e);
+	log = log_stop(&lc);
+	ck_assert_msg(strstr(log, "iwarp:") == NULL, "logged while off: %s",
+		      log);
+	free(log);
+
+	log_start(&lc);
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open(&e.s, &o);
+	iw_set_debug(e.c.ctx, 1);
+	iw_set_debug(e.s.ctx, 1);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
+			 0);
+	{
+		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+
+		e.s.id = ev->id;
+		iw_ack_cm_event(ev);
+	}
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	/* a Write to an STag the server never registered */
+	sg = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.sg_list = &sg, .num_sge = 1, .opcode = IW_WR_RDMA_WRITE,
+		.rdma = { (uintptr_t)e.s.buf, e.s.mr->rkey ^ 0x80 } }, NULL), 0);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS);
+	e2e_teardown(&e);
+	log = log_stop(&lc);
+	expect_logged(log, "MPA Request: rev 2 M0 C0", 0);
+	expect_logged(log, "MPA Reply: rev 2 M0 C0 R0", 0);
+	ck_assert_ptr_nonnull(strstr(log, "iwarp: 127.0.0.1:"));
+	ck_assert_ptr_nonnull(strstr(log, " -> 127.0.0.1:"));
+	expect_logged(log, "Terminate received: layer 1 type 1 code 0x00 "
+			   "(DDP tagged buffer error: invalid STag)", 0);
+	expect_logged(log, "Terminate sent: layer 1 type 1 code 0x00", 0);
+	free(log);
 }
 END_TEST
 
@@ -1756,6 +1957,8 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, stalled_peer_stops_us_at_the_queue_depth);
 	tcase_add_test(tc, terminate_that_cannot_leave_is_bounded);
 	tcase_add_test(tc, two_threads_post_while_the_progress_thread_runs);
+	tcase_add_test(tc, cq_polled_while_two_threads_post);
+	tcase_add_test(tc, set_debug_logs_the_handshake_and_a_received_terminate);
 	tcase_add_test(tc, application_event_base_drives_progress);
 	suite_add_tcase(s, tc);
 
