@@ -232,9 +232,48 @@ END_TEST
 		_exit(1);                                    \
 	} while (0)
 
+/*
+ * The two-process configurations, each set on both sides: markers alone,
+ * CRC alone, both, MPA revision 1, and each peer-to-peer RTR type.
+ */
+static const struct proc_cfg {
+	const char *name;
+	uint8_t markers, crc, revision, rtr;
+} proc_cfgs[] = {
+	{ "markers", 1, 0, 2, 0 },
+	{ "CRC", 0, 1, 2, 0 },
+	{ "markers and CRC", 1, 1, 2, 0 },
+	{ "MPA revision 1", 0, 0, 1, 0 },
+	{ "RTR send", 0, 0, 2, IW_RTR_SEND },
+	{ "RTR write", 0, 0, 2, IW_RTR_WRITE },
+	{ "RTR read", 0, 0, 2, IW_RTR_READ },
+};
+#define N_PROC_CFGS (sizeof(proc_cfgs) / sizeof(proc_cfgs[0]))
+
+/* Sizes of the Sends, Writes and Reads between the processes. */
+static const size_t proc_sizes[] = { 0, 1, 4096, 65536, 1 << 20 };
+#define N_PROC_SIZES (sizeof(proc_sizes) / sizeof(proc_sizes[0]))
+/* One slot per size, with room behind the message */
+#define SLOT (((size_t)1 << 20) + 4096)
+#define PROC_AREA (N_PROC_SIZES * SLOT)
+
+/* What each message carries: the patterns both processes compute. */
+#define SEED_SEND 0
+#define SEED_WRITE 3000
+#define SEED_READ 5000
+
+static void mpa_opts_for(struct iw_mpa_opts *m, const struct proc_cfg *c)
+{
+	iw_mpa_opts_default(m);
+	m->markers = c->markers ? IW_MPA_ON : IW_MPA_OFF;
+	m->crc = c->crc ? IW_MPA_ON : IW_MPA_OFF;
+	m->revision = c->revision;
+	m->rtr = c->rtr;
+}
+
 /* The server's private data in its Reply: where the client may write/read. */
 struct advert {
-	uint8_t addr[8], rkey[4], len[4];
+	uint8_t target[8], source[8], rkey[4];
 };
 
 static void srv_wait(struct iw_cq *cq, struct iw_wc *wc, int n)
@@ -248,12 +287,13 @@ static void srv_wait(struct iw_cq *cq, struct iw_wc *wc, int n)
 }
 
 /*
- * The server process: takes Sends of every size (checking each against the
- * pattern the client used), lets the client Write and Read its buffer, and
- * answers the final Send with a Send of its own verdict.  With @die it
+ * The server process, in configuration @cfg: takes a Send of every size
+ * (checking each against the pattern the client used), lets the client
+ * Write into one area of its memory and Read from another, and answers
+ * the final Send with a Send of its verdict on the Writes.  With @die it
  * kills itself after the first message instead.
  */
-static int server_process(int port_fd, bool die)
+static int server_process(int port_fd, bool die, const struct proc_cfg *cfg)
 {
 	struct e2e_opts o;
 	struct e2e_side s;
@@ -265,14 +305,20 @@ static int server_process(int port_fd, bool die)
 	struct iw_wc wc;
 	struct iw_sge r;
 	struct iw_conn_param p;
+	uint8_t *recv_area, *target, *source;
 
 	e2e_opts_default(&o);
-	o.buf_len = 4 * REGION;
-	o.depth = 2 * N_SIZES;
+	mpa_opts_for(&o.server, cfg);
+	o.buf_len = 3 * PROC_AREA;
+	o.depth = 2 * N_PROC_SIZES;
 	e2e_side_open(&s, &o);
-	want = malloc(REGION);
+	recv_area = s.buf;
+	target = s.buf + PROC_AREA;
+	source = s.buf + 2 * PROC_AREA;
+	want = malloc(SLOT);
 	l = iw_create_id(s.ch, NULL);
-	if (!want || !l || iw_listen(l, "127.0.0.1", "0", 4))
+	if (!want || !l || iw_set_mpa_opts(l, &o.server) ||
+	    iw_listen(l, "127.0.0.1", "0", 4))
 		SRV_FAIL("cannot listen");
 	e2e_port(l, port, sizeof(port));
 	if (write(port_fd, port, sizeof(port)) != sizeof(port))
@@ -282,55 +328,52 @@ static int server_process(int port_fd, bool die)
 		SRV_FAIL("no connect request");
 	s.id = ev->id;
 	iw_ack_cm_event(ev);
-	/* receives in [0, 2R), the client's Write target [2R, 3R), its Read
-	 * source [3R, 4R) */
-	put_be64(ad.addr, (uintptr_t)(s.buf + 2 * REGION));
+	put_be64(ad.target, (uintptr_t)target);
+	put_be64(ad.source, (uintptr_t)source);
 	put_be32(ad.rkey, s.mr->rkey);
-	put_be32(ad.len, (uint32_t)(2 * REGION));
-	e2e_fill(s.buf + 3 * REGION, REGION, 4242);
+	memset(target, 0, PROC_AREA);
+	for (size_t z = 0; z < N_PROC_SIZES; z++)
+		e2e_fill(source + z * SLOT, SLOT, SEED_READ + (uint32_t)z);
 	/* a receive for every Send before any can come: the client does not
 	 * wait for us between them (a Send completes when handed to TCP) */
-	{
-		size_t off = 0;
-
-		for (size_t z = 0; z < N_SIZES; z++) {
-			/* about to die: any Send fits, so none is refused */
-			r = (struct iw_sge){ (uintptr_t)s.buf + (die ? 0 : off),
-					     die ? (uint32_t)REGION
-						 : (uint32_t)sizes[z],
-					     s.mr->lkey };
-			post_recv(&s, z, &r, 1);
-			off += sizes[z] + 64;
-		}
-		r = (struct iw_sge){ (uintptr_t)s.buf, 1, s.mr->lkey };
-		post_recv(&s, N_SIZES, &r, 1);
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
+		/* about to die: any Send fits, so none is refused */
+		r = (struct iw_sge){ (uintptr_t)recv_area + (die ? 0 : z * SLOT),
+				     die ? (uint32_t)PROC_AREA
+					 : (uint32_t)proc_sizes[z],
+				     s.mr->lkey };
+		post_recv(&s, z, &r, 1);
 	}
+	r = (struct iw_sge){ (uintptr_t)s.buf, 1, s.mr->lkey };
+	post_recv(&s, N_PROC_SIZES, &r, 1);
 	p = (struct iw_conn_param){ &ad, sizeof(ad), 8, 8 };
 	if (iw_accept(s.id, s.qp, &p))
 		SRV_FAIL("accept failed");
 	if (e2e_expect(s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS))
 		SRV_FAIL("not established");
-	{
-		size_t off = 0;
-
-		for (size_t z = 0; z < N_SIZES; z++) {
-			srv_wait(s.cq, &wc, 1);
-			if (die)
-				raise(SIGKILL);
-			if (wc.wr_id != z || wc.byte_len != sizes[z])
-				SRV_FAIL("send %zu: wr %llu, %u octets", z,
-					 (unsigned long long)wc.wr_id,
-					 wc.byte_len);
-			e2e_fill(want, sizes[z], (uint32_t)z);
-			if (memcmp(s.buf + off, want, sizes[z]))
-				SRV_FAIL("send of %zu octets differs", sizes[z]);
-			off += sizes[z] + 64;
-		}
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
+		srv_wait(s.cq, &wc, 1);
+		if (die)
+			raise(SIGKILL);
+		if (wc.wr_id != z || wc.byte_len != proc_sizes[z])
+			SRV_FAIL("send %zu: wr %llu, %u octets", z,
+				 (unsigned long long)wc.wr_id, wc.byte_len);
+		e2e_fill(want, proc_sizes[z], SEED_SEND + (uint32_t)z);
+		if (memcmp(recv_area + z * SLOT, want, proc_sizes[z]))
+			SRV_FAIL("send of %zu octets differs", proc_sizes[z]);
 	}
 	/* the last Send says the Writes are in: check them, answer */
 	srv_wait(s.cq, &wc, 1);
-	e2e_fill(want, REGION, 777);
-	s.buf[0] = memcmp(s.buf + 2 * REGION, want, REGION) == 0;
+	s.buf[0] = 1;
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
+		e2e_fill(want, proc_sizes[z], SEED_WRITE + (uint32_t)z);
+		if (memcmp(target + z * SLOT, want, proc_sizes[z]) ||
+		    target[z * SLOT + proc_sizes[z]] != 0) {
+			fprintf(stderr, "server: write of %zu octets differs\n",
+				proc_sizes[z]);
+			s.buf[0] = 0;
+		}
+	}
 	r = (struct iw_sge){ (uintptr_t)s.buf, 1, s.mr->lkey };
 	post_send(&s, 2, IW_WR_SEND, &r, 1, 0, 0);
 	srv_wait(s.cq, &wc, 1);
@@ -342,7 +385,7 @@ static int server_process(int port_fd, bool die)
 	return 0;
 }
 
-static pid_t start_server(char *port, bool die)
+static pid_t start_server(char *port, bool die, const struct proc_cfg *cfg)
 {
 	int fds[2];
 	struct pollfd p;
@@ -353,7 +396,7 @@ static pid_t start_server(char *port, bool die)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		close(fds[0]);
-		_exit(server_process(fds[1], die));
+		_exit(server_process(fds[1], die, cfg));
 	}
 	close(fds[1]);
 	p = (struct pollfd){ fds[0], POLLIN, 0 };
@@ -378,50 +421,63 @@ static int wait_child(pid_t pid)
 	return status;
 }
 
-/* _i: 0 defaults, 1 markers and CRC, 2 MPA revision 1, 3 Read RTR */
+/*
+ * Two processes, one configuration of proc_cfgs each (_i): Sends, RDMA
+ * Writes and RDMA Reads of every size in proc_sizes, every octet checked
+ * by the side that receives it, and the framing checked to be the one
+ * asked for.
+ */
 START_TEST(two_processes_move_verified_data)
 {
+	const struct proc_cfg *cfg = &proc_cfgs[_i];
 	struct e2e_opts o;
 	struct e2e_side c;
 	struct iw_sge sg[MAX_SGE];
-	uint8_t *pattern = malloc(REGION);
+	uint8_t *pattern = malloc(SLOT);
 	struct iw_cm_event *ev;
 	struct iw_conn_param cp = { .ird = 8, .ord = 8 };
-	struct iw_sge s, r;
+	struct iw_qp_attr qa;
+	struct iw_sge r;
 	struct iw_wc wc[2];
-	uint64_t raddr;
+	uint64_t target, source;
 	uint32_t rkey;
 	char port[16];
-	pid_t pid = start_server(port, false);
+	pid_t pid = start_server(port, false, cfg);
 	int status;
 
+	printf("two processes: %s\n", cfg->name);
 	e2e_opts_default(&o);
-	o.buf_len = 2 * REGION;
+	mpa_opts_for(&o.client, cfg);
+	o.buf_len = SLOT + PROC_AREA;
 	o.max_sge = MAX_SGE;
-	if (_i == 1)
-		o.client.markers = o.client.crc = IW_MPA_ON;
-	else if (_i == 2)
-		o.client.revision = 1;
-	else if (_i == 3)
-		o.client.rtr = IW_RTR_READ;
 	ck_assert_ptr_nonnull(pattern);
 	e2e_side_open(&c, &o);
 	c.id = iw_create_id(c.ch, NULL);
 	ck_assert_int_eq(iw_set_mpa_opts(c.id, &o.client), 0);
 	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, &cp), 0);
 	ev = e2e_event(c.ch, E2E_WAIT_MS);
-	ck_assert_int_eq(ev->event, IW_CM_EVENT_ESTABLISHED);
+	ck_assert_msg(ev->event == IW_CM_EVENT_ESTABLISHED, "%s: %s",
+		      iw_cm_event_str(ev->event), iw_strerror(ev->status));
 	ck_assert_uint_eq(ev->private_data_len, sizeof(struct advert));
-	raddr = get_be64(ev->private_data);
-	rkey = get_be32((const uint8_t *)ev->private_data + 8);
+	target = get_be64(ev->private_data);
+	source = get_be64((const uint8_t *)ev->private_data + 8);
+	rkey = get_be32((const uint8_t *)ev->private_data + 16);
 	iw_ack_cm_event(ev);
-	for (size_t z = 0; z < N_SIZES; z++) {
+	/* the connection is framed as asked, both ways */
+	ck_assert_int_eq(iw_query_qp(c.qp, &qa), 0);
+	ck_assert_uint_eq(qa.mpa_revision, cfg->revision);
+	ck_assert_uint_eq(qa.crc, cfg->crc);
+	ck_assert_uint_eq(qa.markers_tx, cfg->markers);
+	ck_assert_uint_eq(qa.markers_rx, cfg->markers);
+	ck_assert_uint_eq(qa.rtr, cfg->rtr);
+
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
 		int k = (int)(z % MAX_SGE) + 1;
 		size_t off = 0;
 
 		/* the server checks the pattern; we send it scattered */
-		e2e_fill(pattern, sizes[z], (uint32_t)z);
-		sges_at(sg, k, c.buf, sizes[z], c.mr->lkey);
+		e2e_fill(pattern, proc_sizes[z], SEED_SEND + (uint32_t)z);
+		sges_at(sg, k, c.buf, proc_sizes[z], c.mr->lkey);
 		for (int i = 0; i < k; i++) {
 			memcpy((void *)(uintptr_t)sg[i].addr, pattern + off,
 			       sg[i].length);
@@ -429,34 +485,42 @@ START_TEST(two_processes_move_verified_data)
 		}
 		post_send(&c, z, IW_WR_SEND, sg, k, 0, 0);
 		e2e_poll(c.cq, wc, 1, E2E_WAIT_MS);
-		expect_wc(&wc[0], z, IW_WC_SEND, sizes[z]);
+		expect_wc(&wc[0], z, IW_WC_SEND, proc_sizes[z]);
 	}
-	/* Write the server's first region, Read its second */
-	e2e_fill(c.buf, REGION, 777);
-	s = (struct iw_sge){ (uintptr_t)c.buf, (uint32_t)REGION, c.mr->lkey };
-	post_send(&c, 100, IW_WR_RDMA_WRITE, &s, 1, raddr, rkey);
-	r = (struct iw_sge){ (uintptr_t)c.buf + REGION, (uint32_t)REGION,
-			     c.mr->lkey };
-	post_send(&c, 101, IW_WR_RDMA_READ, &r, 1, raddr + REGION, rkey);
-	e2e_poll(c.cq, wc, 2, E2E_WAIT_MS);
-	expect_wc(&wc[0], 100, IW_WC_RDMA_WRITE, REGION);
-	expect_wc(&wc[1], 101, IW_WC_RDMA_READ, REGION);
-	{
-		uint8_t *want = malloc(REGION);
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
+		e2e_fill(c.buf, proc_sizes[z], SEED_WRITE + (uint32_t)z);
+		sg[0] = (struct iw_sge){ (uintptr_t)c.buf,
+					 (uint32_t)proc_sizes[z], c.mr->lkey };
+		post_send(&c, 100 + z, IW_WR_RDMA_WRITE, sg, 1,
+			  target + z * SLOT, rkey);
+		e2e_poll(c.cq, wc, 1, E2E_WAIT_MS);
+		expect_wc(&wc[0], 100 + z, IW_WC_RDMA_WRITE, proc_sizes[z]);
+	}
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
+		uint8_t *sink = c.buf + SLOT + z * SLOT;
 
-		ck_assert_ptr_nonnull(want);
-		e2e_fill(want, REGION, 4242);
-		ck_assert_int_eq(memcmp(c.buf + REGION, want, REGION), 0);
-		free(want);
+		memset(sink, 0, SLOT);
+		sg[0] = (struct iw_sge){ (uintptr_t)sink,
+					 (uint32_t)proc_sizes[z], c.mr->lkey };
+		post_send(&c, 200 + z, IW_WR_RDMA_READ, sg, 1,
+			  source + z * SLOT, rkey);
+		e2e_poll(c.cq, wc, 1, E2E_WAIT_MS);
+		expect_wc(&wc[0], 200 + z, IW_WC_RDMA_READ, proc_sizes[z]);
+		e2e_fill(pattern, proc_sizes[z], SEED_READ + (uint32_t)z);
+		require(memcmp(sink, pattern, proc_sizes[z]) == 0,
+			"read of %zu octets differs", proc_sizes[z]);
+		require(sink[proc_sizes[z]] == 0,
+			"read of %zu octets overran its sink", proc_sizes[z]);
 	}
-	/* ask for the verdict on the Write */
+	/* ask for the verdict on the Writes */
 	r = (struct iw_sge){ (uintptr_t)c.buf, 1, c.mr->lkey };
-	post_recv(&c, 200, &r, 1);
-	post_send(&c, 102, IW_WR_SEND, &r, 0, 0, 0);
+	c.buf[0] = 0;
+	post_recv(&c, 300, &r, 1);
+	post_send(&c, 301, IW_WR_SEND, &r, 0, 0, 0);
 	e2e_poll(c.cq, wc, 2, E2E_WAIT_MS);
 	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
 	ck_assert_int_eq(wc[1].status, IW_WC_SUCCESS);
-	ck_assert_uint_eq(c.buf[0], 1);
+	ck_assert_msg(c.buf[0] == 1, "the server found a Write damaged");
 	ck_assert_int_eq(iw_disconnect(c.id), 0);
 	e2e_expect(c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
 	e2e_side_close(&c);
@@ -555,7 +619,7 @@ START_TEST(peer_death_mid_transfer_completes_everything_once)
 	struct iw_conn_param cp = { .ird = 8, .ord = 8 };
 	struct iw_sge sg;
 	char port[16];
-	pid_t pid = start_server(port, true);
+	pid_t pid = start_server(port, true, &proc_cfgs[0]);
 	int flushed, status, n = 0;
 
 	e2e_opts_default(&o);
@@ -1134,7 +1198,7 @@ START_TEST(many_connections_at_once_each_move_verified_data)
 	l = iw_create_id(s.ch, NULL);
 	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", N_CONN), 0);
 	e2e_port(l, port, sizeof(port));
-	put_be64(ad.addr, (uintptr_t)(s.buf + N_CONN * MSG));
+	put_be64(ad.target, (uintptr_t)(s.buf + N_CONN * MSG));
 	put_be32(ad.rkey, s.mr->rkey);
 	for (int i = 0; i < N_CONN; i++) {
 		cid[i] = iw_create_id(c.ch, (void *)(uintptr_t)i);
@@ -1183,7 +1247,7 @@ START_TEST(many_connections_at_once_each_move_verified_data)
 
 		e2e_fill(src, MSG, (uint32_t)i);
 		post_send(&one, (uint64_t)i, IW_WR_RDMA_WRITE, &sg, 1,
-			  get_be64(ad.addr) + (size_t)i * MSG, s.mr->rkey);
+			  get_be64(ad.target) + (size_t)i * MSG, s.mr->rkey);
 		post_send(&one, N_CONN + (uint64_t)i, IW_WR_SEND, &sg, 1, 0, 0);
 	}
 	e2e_poll(c.cq, wc, 2 * N_CONN, 3 * E2E_WAIT_MS);
@@ -1252,7 +1316,7 @@ static Suite *verbs_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("processes");
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, two_processes_move_verified_data, 0, 4);
+	tcase_add_loop_test(tc, two_processes_move_verified_data, 0, N_PROC_CFGS);
 	tcase_add_test(tc, peer_death_mid_transfer_completes_everything_once);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("streams");
