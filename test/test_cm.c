@@ -578,6 +578,7 @@ START_TEST(data_behind_the_request_is_refused_as_unexpected)
 		ck_assert_int_eq(write(fd, good_request, rl), (ssize_t)rl);
 		ev = e2e_event(s.ch, E2E_WAIT_MS);
 		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		ck_assert_int_eq(iw_destroy_id(s.id), 0); /* client_open's */
 		s.id = ev->id;
 		iw_ack_cm_event(ev);
 		ck_assert_int_eq(write(fd, some_fpdu, fl), (ssize_t)fl);
