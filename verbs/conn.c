@@ -35,7 +35,7 @@ static struct rdmap_qp *engine(struct iw_cm_id *id)
 
 /*
  * Closes the stream when the engine has ended it.  An engine that has a
- * Terminate to send (RFC 5040 section 5.3) gets reply_timeout_ms for it
+ * Terminate to send (RFC 5040 section 4.8) gets reply_timeout_ms for it
  * to leave, whatever holds it back (a peer that stops reading, the first
  * FPDU's hold): nothing may keep the connection, its queue pair and the
  * application waiting for a final event for ever.
