@@ -60,6 +60,13 @@ static const struct iw_error_info error_table[IW_ERROR_END - IW_ERROR_BASE] = {
 	  MPA_TERM(0x07)),
 	E(IW_EMPA_REJECTED, "MPA: peer rejected the connection (R bit)",
 	  NO_TERM),
+	/*
+	 * What arrived of the frame was well formed (else it would be 0x04);
+	 * the connection ended before the rest: RFC 5044's "closed or lost".
+	 */
+	E(IW_EMPA_TRUNCATED,
+	  "MPA: TCP stream ended inside the MPA Request or Reply",
+	  MPA_TERM(0x01)),
 
 	/* RFC 5041 section 7.2; error types 0 catastrophic, 1 tagged, 2 untagged */
 	E(IW_EDDP_MALFORMED, "DDP: segment shorter than its header",

@@ -286,7 +286,9 @@ static void trace_frames(struct tp_conn *c, bool tx, bool flush)
 		d->off += d->len - done;
 		done = d->len;
 	}
-	memmove(d->buf, d->buf + done, d->len - done);
+	/* nothing held may mean no buffer yet: memmove() takes no NULL */
+	if (done && done < d->len)
+		memmove(d->buf, d->buf + done, d->len - done);
 	d->len -= done;
 }
 

@@ -325,6 +325,14 @@ int rdmap_rx_eof(struct rdmap_qp *qp);
 uint8_t *rdmap_rx_direct(struct rdmap_qp *qp, size_t *len);
 int rdmap_rx_direct_done(struct rdmap_qp *qp, size_t len);
 
+/* ---- application memory the engine holds (mem.c) ------------------ */
+
+bool rdmap_mem_posted(struct rdmap_qp *qp, const uint8_t *base, uint64_t len);
+bool rdmap_srq_mem_posted(struct rdmap_srq *srq, const uint8_t *base,
+			  uint64_t len);
+bool rdmap_mem_release(struct rdmap_qp *qp, uint32_t stag,
+		       const uint8_t *base, uint64_t len);
+
 /* ---- Terminate helpers (terminate.c) ------------------------------- */
 
 size_t rdmap_term_encode(const struct rdmap_term *t, uint8_t *out);

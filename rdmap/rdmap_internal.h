@@ -49,6 +49,7 @@ struct rdmap_ird_entry {
 	uint64_t sink_to;
 	uint32_t len;
 	uint8_t *src;
+	uint32_t src_stag; /* what @src was resolved through */
 };
 
 static inline struct rdmap_swqe *sq_at(struct rdmap_qp *qp, uint32_t i)

@@ -98,6 +98,7 @@ int rdmap_read_request(struct rdmap_qp *qp, const uint8_t *rr)
 			.sink_to = get_be64(rr + RDMAP_RR_OFF_SINK_TO),
 			.len = size,
 			.src = src,
+			.src_stag = get_be32(rr + RDMAP_RR_OFF_SRC_STAG),
 		};
 	return 0;
 }

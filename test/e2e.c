@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,13 @@ void e2e_opts_default(struct e2e_opts *o)
 
 void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o)
 {
+	e2e_side_open_on(s, o, NULL);
+}
+
+void e2e_side_open_on(struct e2e_side *s, const struct e2e_opts *o,
+		      struct event_base *base)
+{
+	struct iw_context_attr ca = { .base = base };
 	struct iw_qp_init_attr qa = {
 		.cap = { .max_send_wr = o->depth, .max_recv_wr = o->depth,
 			 .max_send_sge = o->max_sge, .max_recv_sge = o->max_sge,
@@ -34,7 +44,7 @@ void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o)
 	};
 
 	memset(s, 0, sizeof(*s));
-	s->ctx = iw_open(NULL);
+	s->ctx = iw_open(&ca);
 	ck_assert_ptr_nonnull(s->ctx);
 	s->ch = iw_create_cm_channel(s->ctx);
 	s->pd = iw_alloc_pd(s->ctx);
@@ -188,4 +198,91 @@ void e2e_fill(uint8_t *p, size_t len, uint32_t seed)
 		x = x * 1103515245u + 12345u;
 		p[i] = (uint8_t)(x >> 16);
 	}
+}
+
+/* ---- a raw peer ----------------------------------------------------- */
+
+int e2e_raw_request(const char *port, int rcvbuf, uint16_t rd)
+{
+	uint8_t req[24] = "MPA ID Req Frame\x10\x02\x00\x04";
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(port)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	if (rcvbuf)
+		ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+					    sizeof(rcvbuf)),
+				 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	req[20] = req[22] = (uint8_t)(rd >> 8);
+	req[21] = req[23] = (uint8_t)rd;
+	e2e_raw_write(fd, req, sizeof(req));
+	return fd;
+}
+
+static void raw_read_full(int fd, uint8_t *p, size_t len)
+{
+	for (size_t got = 0; got < len;) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		require(poll(&pf, 1, E2E_WAIT_MS) == 1, "raw peer: nothing came");
+		n = read(fd, p + got, len - got);
+		require(n > 0, "raw peer: the stream ended");
+		got += (size_t)n;
+	}
+}
+
+void e2e_raw_reply(int fd)
+{
+	uint8_t rep[20 + 512];
+	size_t pd;
+
+	raw_read_full(fd, rep, 20);
+	require(memcmp(rep, "MPA ID Rep Frame", 16) == 0, "raw peer: no Reply");
+	require(!(rep[16] & 0xe0), "raw peer: Reply with M, C or R set");
+	pd = (size_t)(rep[18] << 8 | rep[19]);
+	require(pd <= 512, "raw peer: Reply too long");
+	raw_read_full(fd, rep + 20, pd);
+}
+
+size_t e2e_raw_fpdu(uint8_t *out, size_t cap, const uint8_t *ulpdu,
+		    size_t len)
+{
+	size_t whole = (2 + len + 3) / 4 * 4 + 4;
+
+	require(len <= 0xffff && whole <= cap, "raw peer: FPDU too long");
+	memset(out, 0, whole); /* pad, and a CRC nobody checks */
+	out[0] = (uint8_t)(len >> 8);
+	out[1] = (uint8_t)len;
+	memcpy(out + 2, ulpdu, len);
+	return whole;
+}
+
+void e2e_raw_write(int fd, const void *p, size_t len)
+{
+	require(write(fd, p, len) == (ssize_t)len, "raw peer: write failed");
+}
+
+size_t e2e_raw_read_fpdu(int fd, uint8_t *ulpdu, size_t cap)
+{
+	uint8_t hdr[2], trailer[8];
+	size_t len, rest;
+	struct pollfd pf = { fd, POLLIN, 0 };
+	ssize_t n;
+
+	require(poll(&pf, 1, E2E_WAIT_MS) == 1, "raw peer: nothing came");
+	n = read(fd, hdr, 1);
+	if (n == 0)
+		return 0;
+	require(n == 1, "raw peer: read failed");
+	raw_read_full(fd, hdr + 1, 1);
+	len = (size_t)(hdr[0] << 8 | hdr[1]);
+	require(len <= cap, "raw peer: ULPDU of %zu octets", len);
+	raw_read_full(fd, ulpdu, len);
+	rest = (2 + len + 3) / 4 * 4 + 4 - 2 - len;
+	raw_read_full(fd, trailer, rest);
+	return len;
 }

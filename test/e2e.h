@@ -45,6 +45,9 @@ void e2e_connect(struct e2e *e, const struct e2e_opts *o);
 /* The same up to the server's CONNECT_REQUEST; returns the server's id. */
 struct iw_cm_id *e2e_start(struct e2e *e, const struct e2e_opts *o);
 void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o);
+/* The same on the application's @base, which the caller dispatches. */
+void e2e_side_open_on(struct e2e_side *s, const struct e2e_opts *o,
+		      struct event_base *base);
 void e2e_side_close(struct e2e_side *s);
 void e2e_teardown(struct e2e *e);
 
@@ -61,5 +64,25 @@ int e2e_poll_upto(struct iw_cq *cq, struct iw_wc *wc, int n, int ms);
 void e2e_port(struct iw_cm_id *listen, char *port, size_t len);
 
 void e2e_fill(uint8_t *p, size_t len, uint32_t seed);
+
+/*
+ * A raw peer on a plain TCP socket that speaks MPA by hand (revision 2,
+ * no CRC, no markers), for what the library itself never sends: FPDUs
+ * cut off midway, segments aimed at chosen STags, a peer that does not
+ * read.  Every wait is bounded.
+ */
+/* Connects to 127.0.0.1:@port with a receive buffer of @rcvbuf octets
+ * (0: the kernel's), and sends an MPA Request with IRD and ORD @rd. */
+int e2e_raw_request(const char *port, int rcvbuf, uint16_t rd);
+/* Reads the responder's MPA Reply (which must accept). */
+void e2e_raw_reply(int fd);
+/* Builds the FPDU that carries @ulpdu into @out; returns its length. */
+size_t e2e_raw_fpdu(uint8_t *out, size_t cap, const uint8_t *ulpdu,
+		    size_t len);
+/* Writes all of @p or fails the test. */
+void e2e_raw_write(int fd, const void *p, size_t len);
+/* Reads the next FPDU's ULPDU into @ulpdu (up to @cap octets) and returns
+ * its length; 0 at the end of the stream. */
+size_t e2e_raw_read_fpdu(int fd, uint8_t *ulpdu, size_t cap);
 
 #endif /* IW_TEST_E2E_H */

@@ -12,7 +12,9 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,6 +345,267 @@ START_TEST(reject_sends_the_private_data_back)
 }
 END_TEST
 
+/*
+ * Work posted before a connection that never comes up completes, flushed,
+ * and the QP is in error (as after a failed connect in libibverbs): none
+ * of it waits forever, none of it leaves on a later connection.  _i: how
+ * the attempt ends: 0 refused (UNREACHABLE), 1 the Reply rejects, 2 no
+ * Reply in time (TIMEOUT), 3 the peer hangs up mid-handshake
+ * (CONNECT_ERROR), 4 abandoned by iw_disconnect() during the handshake.
+ */
+START_TEST(work_posted_before_a_failed_connect_is_flushed)
+{
+	static const char reject[] = "MPA ID Rep Frame\x30\x02\x00\x04"
+				     "\x00\x00\x00\x00";
+	static const enum iw_cm_event_type want[] = {
+		IW_CM_EVENT_UNREACHABLE, IW_CM_EVENT_REJECTED,
+		IW_CM_EVENT_TIMEOUT, IW_CM_EVENT_CONNECT_ERROR,
+	};
+	static const int why[] = { -ECONNREFUSED, -IW_EMPA_REJECTED,
+				   -ETIMEDOUT, -ECONNRESET, -IW_ECLOSED };
+	struct e2e_side c;
+	struct iw_mpa_opts mo;
+	struct iw_qp_attr qa;
+	struct iw_cm_id *again;
+	struct iw_sge sg;
+	struct iw_wc wc[3];
+	char port[16], req[64];
+	int fd = raw_listen(port), conn = -1;
+
+	client_open(&c);
+	iw_mpa_opts_default(&mo);
+	mo.reply_timeout_ms = 300;
+	ck_assert_int_eq(iw_set_mpa_opts(c.id, &mo), 0);
+	sg = (struct iw_sge){ (uintptr_t)c.buf, 64, c.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(c.qp, &(struct iw_recv_wr){
+		.wr_id = 1, .sg_list = &sg, .num_sge = 1 }, NULL), 0);
+	ck_assert_int_eq(iw_post_send(c.qp, &(struct iw_send_wr){
+		.wr_id = 2, .sg_list = &sg, .num_sge = 1,
+		.opcode = IW_WR_SEND }, NULL), 0);
+	if (_i == 0)
+		close(fd);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	if (_i > 0) {
+		conn = accept(fd, NULL, NULL);
+		ck_assert_int_ge(conn, 0);
+		close(fd);
+	}
+	if (_i == 1) {
+		ck_assert_int_ge(read(conn, req, sizeof(req)), 20);
+		ck_assert_int_eq(write(conn, reject, sizeof(reject) - 1),
+				 (ssize_t)sizeof(reject) - 1);
+	} else if (_i == 3) {
+		close(conn);
+		conn = -1;
+	} else if (_i == 4) {
+		ck_assert_int_ge(read(conn, req, sizeof(req)), 20);
+		ck_assert_int_eq(iw_disconnect(c.id), 0);
+	}
+	if (_i < 4)
+		ck_assert_int_eq(e2e_expect(c.ch, want[_i], E2E_WAIT_MS),
+				 why[_i]);
+	/* each request once, flushed, with the reason; nothing more */
+	e2e_poll(c.cq, wc, 2, E2E_WAIT_MS);
+	ck_assert_int_eq(iw_poll_cq(c.cq, 1, &wc[2]), 0);
+	if (wc[0].opcode != IW_WC_RECV) {
+		wc[2] = wc[0];
+		wc[0] = wc[1];
+		wc[1] = wc[2];
+	}
+	ck_assert_uint_eq(wc[0].wr_id, 1);
+	ck_assert_int_eq(wc[0].opcode, IW_WC_RECV);
+	ck_assert_uint_eq(wc[1].wr_id, 2);
+	ck_assert_int_eq(wc[1].opcode, IW_WC_SEND);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(wc[i].status, IW_WC_WR_FLUSH_ERR);
+		ck_assert_int_eq(wc[i].err, why[_i]);
+	}
+	ck_assert_int_eq(iw_query_qp(c.qp, &qa), 0);
+	ck_assert_int_eq(qa.state, IW_QPS_ERROR);
+	ck_assert_int_eq(qa.err, why[_i]);
+	if (_i == 4)
+		expect_no_event(c.ch, 100); /* abandoned: quietly */
+	/* the QP cannot carry another connection */
+	ck_assert_int_eq(iw_destroy_id(c.id), 0);
+	again = iw_create_id(c.ch, NULL);
+	c.id = again;
+	ck_assert_int_eq(iw_connect(again, "127.0.0.1", port, c.qp, NULL),
+			 -EINVAL);
+	if (conn >= 0)
+		close(conn);
+	e2e_side_close(&c);
+}
+END_TEST
+
+/* A well-formed MPA Request (revision 2, IRD and ORD 1) and an FPDU. */
+static const char good_request[] =
+	"MPA ID Req Frame\x10\x02\x00\x04\x00\x01\x00\x01";
+static const char some_fpdu[] =
+	"\x00\x16\x41\x43\x00\x00\x00\x00\x00\x00\x00\x00"
+	"\x00\x00\x00\x01\x00\x00\x00\x00ping\x00\x00\x00\x00";
+
+/* The library's debug log (stderr) goes to a file while a test looks. */
+struct log_capture {
+	char path[32];
+	int fd, saved;
+};
+
+static void log_start(struct log_capture *l)
+{
+	strcpy(l->path, "/tmp/iwarp-log-XXXXXX");
+	l->fd = mkstemp(l->path);
+	ck_assert_int_ge(l->fd, 0);
+	l->saved = dup(2);
+	ck_assert_int_eq(dup2(l->fd, 2), 2);
+}
+
+/* Stops capturing; returns what was logged (free it). */
+static char *log_stop(struct log_capture *l)
+{
+	char *text = calloc(1, 65536);
+	ssize_t n;
+
+	ck_assert_ptr_nonnull(text);
+	dup2(l->saved, 2);
+	close(l->saved);
+	n = pread(l->fd, text, 65535, 0);
+	close(l->fd);
+	unlink(l->path);
+	ck_assert_int_ge(n, 0);
+	return text;
+}
+
+static void expect_logged(const char *log, const char *what, int err)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "%s%s", what, err ? iw_strerror(err) : "");
+	ck_assert_msg(strstr(log, line), "not logged: \"%s\"", line);
+}
+
+/*
+ * A peer that hangs up inside its Reply cut it short: that is an MPA
+ * error of its own, not a plain reset.  _i 0: inside the key, 1: inside
+ * the private data the header announced.
+ */
+START_TEST(reply_cut_off_mid_frame_is_truncated)
+{
+	static const char part[] = "MPA ID Rep Frame\x10\x02\x00\x08"
+				   "\x00\x01\x00\x01\x41";
+	static const size_t cut[] = { 10, sizeof(part) - 1 };
+	struct e2e_side c;
+	char port[16], req[64];
+	int fd = raw_listen(port), conn;
+
+	client_open(&c);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	conn = accept(fd, NULL, NULL);
+	ck_assert_int_ge(conn, 0);
+	ck_assert_int_ge(read(conn, req, sizeof(req)), 20);
+	ck_assert_int_eq(write(conn, part, cut[_i]), (ssize_t)cut[_i]);
+	close(conn);
+	ck_assert_int_eq(e2e_expect(c.ch, IW_CM_EVENT_CONNECT_ERROR,
+				    E2E_WAIT_MS),
+			 -IW_EMPA_TRUNCATED);
+	close(fd);
+	e2e_side_close(&c);
+}
+END_TEST
+
+/*
+ * The responder's side of it: a connection whose Request is cut short
+ * goes away before the application sees it; the debug log names why.
+ */
+START_TEST(request_cut_off_mid_frame_is_truncated)
+{
+	struct log_capture lc;
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	char port[16], *log;
+	int fd;
+
+	client_open(&s);
+	iw_set_debug(s.ctx, 1);
+	l = iw_create_id(s.ch, NULL);
+	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 4), 0);
+	e2e_port(l, port, sizeof(port));
+	log_start(&lc);
+	fd = raw_connect(port);
+	ck_assert_int_eq(write(fd, good_request, 22), 22);
+	shutdown(fd, SHUT_WR);
+	expect_closed(fd, E2E_WAIT_MS);
+	close(fd);
+	iw_destroy_id(l);
+	log = log_stop(&lc);
+	expect_logged(log, "closed during the MPA handshake: ",
+		      -IW_EMPA_TRUNCATED);
+	free(log);
+	expect_no_event(s.ch, 100);
+	e2e_side_close(&s);
+}
+END_TEST
+
+/*
+ * RFC 5044 section 7.1: nothing may follow a Request before it has been
+ * answered.  _i 0: an FPDU in the same segment as the Request (the
+ * connection goes before the application has seen it; the log says why),
+ * 1: an FPDU after the application was given the Request (it gets
+ * CONNECT_ERROR).  Either way no Reply goes out.
+ */
+START_TEST(data_behind_the_request_is_refused_as_unexpected)
+{
+	struct log_capture lc;
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	char port[16], both[64], *log;
+	size_t rl = sizeof(good_request) - 1, fl = sizeof(some_fpdu) - 1;
+	int fd;
+
+	client_open(&s);
+	iw_set_debug(s.ctx, 1);
+	l = iw_create_id(s.ch, NULL);
+	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 4), 0);
+	e2e_port(l, port, sizeof(port));
+	log_start(&lc);
+	fd = raw_connect(port);
+	if (_i == 0) {
+		memcpy(both, good_request, rl);
+		memcpy(both + rl, some_fpdu, fl);
+		ck_assert_int_eq(write(fd, both, rl + fl), (ssize_t)(rl + fl));
+	} else {
+		struct iw_cm_event *ev;
+
+		ck_assert_int_eq(write(fd, good_request, rl), (ssize_t)rl);
+		ev = e2e_event(s.ch, E2E_WAIT_MS);
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		ck_assert_int_eq(iw_destroy_id(s.id), 0); /* client_open's */
+		s.id = ev->id;
+		iw_ack_cm_event(ev);
+		ck_assert_int_eq(write(fd, some_fpdu, fl), (ssize_t)fl);
+		ck_assert_int_eq(e2e_expect(s.ch, IW_CM_EVENT_CONNECT_ERROR,
+					    E2E_WAIT_MS),
+				 -IW_EMPA_UNEXPECTED);
+	}
+	/* closed without a Reply: not one octet comes back */
+	{
+		struct pollfd p = { fd, POLLIN, 0 };
+		char b[64];
+
+		ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+		ck_assert_int_eq(read(fd, b, sizeof(b)), 0);
+	}
+	close(fd);
+	log = log_stop(&lc);
+	if (_i == 0) {
+		expect_logged(log, "bad MPA Request: ", -IW_EMPA_UNEXPECTED);
+		expect_no_event(s.ch, 100);
+	}
+	free(log);
+	iw_destroy_id(l);
+	e2e_side_close(&s);
+}
+END_TEST
+
 /* ---- MPA options that meet or not --------------------------------------- */
 
 START_TEST(markers_required_by_initiator_refused_by_responder)
@@ -442,7 +705,9 @@ START_TEST(private_data_is_limited_and_passed_verbatim)
 
 		client_open(&c);
 		ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", "1", c.qp,
-					    &(struct iw_conn_param){ pd, 253 }),
+					    &(struct iw_conn_param){
+						    .private_data = pd,
+						    .private_data_len = 253 }),
 				 -EINVAL);
 		e2e_side_close(&c);
 	}
@@ -1039,6 +1304,219 @@ START_TEST(stalled_peer_stops_us_at_the_queue_depth)
 }
 END_TEST
 
+/* ---- the event channel ------------------------------------------------------- */
+
+static void set_nonblocking(int fd)
+{
+	ck_assert_int_eq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+}
+
+/*
+ * The events of an identifier destroyed before they were taken go with
+ * it, readiness included: a descriptor that polls readable always has an
+ * event to hand out, so iw_get_cm_event() after poll() never waits.
+ */
+START_TEST(destroyed_identifiers_leave_no_readable_channel_behind)
+{
+	struct e2e_side c;
+	struct iw_qp_init_attr qa = { .cap = { 2, 2, 1, 1, 0 } };
+	struct iw_cm_event *ev;
+	struct iw_cm_id *other;
+	struct iw_qp *qp;
+	struct iw_cq *cq;
+	struct pollfd p;
+	char port[16];
+	int fd = raw_listen(port);
+
+	close(fd); /* refused at once: UNREACHABLE */
+	client_open(&c);
+	p = (struct pollfd){ iw_cm_channel_fd(c.ch), POLLIN, 0 };
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+	ck_assert_int_eq(iw_destroy_id(c.id), 0);
+	c.id = NULL;
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	set_nonblocking(p.fd);
+	ck_assert_int_eq(iw_get_cm_event(c.ch, &ev), -EAGAIN);
+	/* the next event counts once: readable, handed out, quiet again */
+	cq = iw_create_cq(c.ctx, 4, NULL);
+	ck_assert_ptr_nonnull(cq);
+	qa.send_cq = qa.recv_cq = cq;
+	qp = iw_create_qp(c.pd, &qa);
+	ck_assert_ptr_nonnull(qp);
+	other = iw_create_id(c.ch, NULL);
+	ck_assert_int_eq(iw_connect(other, "127.0.0.1", port, qp, NULL), 0);
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+	ck_assert_int_eq(iw_get_cm_event(c.ch, &ev), 0);
+	ck_assert_ptr_eq(ev->id, other);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_UNREACHABLE);
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	ck_assert_int_eq(iw_get_cm_event(c.ch, &ev), -EAGAIN);
+	ck_assert_int_eq(iw_destroy_id(other), 0);
+	ck_assert_int_eq(iw_destroy_qp(qp), 0);
+	ck_assert_int_eq(iw_destroy_cq(cq), 0);
+	e2e_side_close(&c);
+}
+END_TEST
+
+/* The same for a listener's connection requests, dropped with it. */
+START_TEST(destroyed_listener_leaves_no_readable_channel_behind)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_cm_event *ev;
+	struct pollfd p;
+
+	e2e_opts_default(&o);
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open(&e.s, &o);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
+			 0);
+	p = (struct pollfd){ iw_cm_channel_fd(e.s.ch), POLLIN, 0 };
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1); /* CONNECT_REQUEST */
+	ck_assert_int_eq(iw_destroy_id(e.listen), 0);
+	e.listen = NULL;
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	set_nonblocking(p.fd);
+	ck_assert_int_eq(iw_get_cm_event(e.s.ch, &ev), -EAGAIN);
+	/* the initiator's connection was closed under it */
+	e2e_expect(e.c.ch, IW_CM_EVENT_CONNECT_ERROR, E2E_WAIT_MS);
+	e2e_teardown(&e);
+}
+END_TEST
+
+#ifndef __SANITIZE_ADDRESS__
+/*
+ * Allocation failure on demand: the test's calloc() stands in for the C
+ * library's (glibc allows it) and, once armed, refuses every thread but
+ * the test's own, the library's progress thread among them.
+ */
+extern void *__libc_calloc(size_t n, size_t size);
+static atomic_bool calloc_refuse;
+static pthread_t calloc_owner;
+
+void *calloc(size_t n, size_t size)
+{
+	if (atomic_load(&calloc_refuse) &&
+	    !pthread_equal(pthread_self(), calloc_owner))
+		return NULL;
+	return __libc_calloc(n, size);
+}
+
+/* The final event is reported even when no memory can be had for it. */
+START_TEST(final_event_needs_no_allocation)
+{
+	struct e2e_side c;
+	struct pollfd p;
+	char port[16];
+	int fd = raw_listen(port), ready;
+
+	close(fd);
+	client_open(&c);
+	calloc_owner = pthread_self();
+	atomic_store(&calloc_refuse, true);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	p = (struct pollfd){ iw_cm_channel_fd(c.ch), POLLIN, 0 };
+	ready = poll(&p, 1, E2E_WAIT_MS);
+	atomic_store(&calloc_refuse, false);
+	ck_assert_msg(ready == 1, "the final event was lost");
+	ck_assert_int_eq(e2e_expect(c.ch, IW_CM_EVENT_UNREACHABLE, 0),
+			 -ECONNREFUSED);
+	e2e_side_close(&c);
+}
+END_TEST
+#endif
+
+/* Reads exactly @len octets (or fails the test). */
+static void read_full(int fd, void *buf, size_t len)
+{
+	for (size_t got = 0; got < len;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+		n = read(fd, (char *)buf + got, len - got);
+		ck_assert_int_gt(n, 0);
+		got += (size_t)n;
+	}
+}
+
+/*
+ * A protocol error found while the Terminate that names it cannot leave:
+ * here the initiator's first FPDU is held for a minute after the Reply
+ * (first_fpdu_delay_us, as for a slow Linux siw), and the Terminate is
+ * the first FPDU; a peer that stops reading holds it back the same way
+ * once the socket's buffer is full.  The connection does not wait: after
+ * reply_timeout_ms it closes without the Terminate, the final event says
+ * why, and the work posted completes, flushed.
+ */
+START_TEST(terminate_that_cannot_leave_is_bounded)
+{
+	/* rev 2, no CRC, no markers, IRD and ORD 1 */
+	static const char reply[] = "MPA ID Rep Frame\x10\x02\x00\x04"
+				    "\x00\x01\x00\x01";
+	/* an RDMA Write (DDP tagged, last) to an STag nobody registered */
+	static const uint8_t bad_write[] = {
+		0x00, 0x12, 0xc1, 0x40, 0xde, 0xad, 0xbe, 0x00,
+		0, 0, 0, 0, 0, 0, 0, 0, 'a', 'b', 'c', 'd', 0, 0, 0, 0,
+	};
+	struct e2e_side c;
+	struct iw_mpa_opts mo;
+	struct iw_qp_attr qa;
+	struct iw_wc wc[2];
+	struct iw_sge sg;
+	char port[16], req[24], b[64];
+	int fd = raw_listen(port), conn, status;
+	long long t0, dt;
+
+	client_open(&c);
+	iw_mpa_opts_default(&mo);
+	mo.reply_timeout_ms = 500;
+	mo.first_fpdu_delay_us = 60000000;
+	ck_assert_int_eq(iw_set_mpa_opts(c.id, &mo), 0);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, NULL), 0);
+	conn = accept(fd, NULL, NULL);
+	ck_assert_int_ge(conn, 0);
+	read_full(conn, req, sizeof(req));
+	ck_assert_int_eq(write(conn, reply, sizeof(reply) - 1),
+			 (ssize_t)sizeof(reply) - 1);
+	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	sg = (struct iw_sge){ (uintptr_t)c.buf, 8, c.mr->lkey };
+	ck_assert_int_eq(iw_post_send(c.qp, &(struct iw_send_wr){
+		.wr_id = 1, .sg_list = &sg, .num_sge = 1,
+		.opcode = IW_WR_SEND }, NULL), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(write(conn, bad_write, sizeof(bad_write)),
+			 (ssize_t)sizeof(bad_write));
+	status = e2e_expect(c.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS);
+	dt = now_ms() - t0;
+	ck_assert_int_eq(status, -IW_EDDP_T_STAG);
+	ck_assert_msg(dt >= 400 && dt < 3000, "closed after %lld ms", dt);
+	ck_assert_int_eq(iw_query_qp(c.qp, &qa), 0);
+	ck_assert_int_eq(qa.state, IW_QPS_ERROR);
+	e2e_poll(c.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc[0].wr_id, 1);
+	ck_assert_int_eq(wc[0].status, IW_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(iw_poll_cq(c.cq, 1, wc), 0);
+	/* the stream ended with nothing sent: the Terminate never left */
+	{
+		struct pollfd p = { conn, POLLIN, 0 };
+
+		ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+		ck_assert_int_eq(read(conn, b, sizeof(b)), 0);
+	}
+	close(conn);
+	close(fd);
+	e2e_side_close(&c);
+}
+END_TEST
+
 /* ---- threads ------------------------------------------------------------------- */
 
 struct poster {
@@ -1061,8 +1539,12 @@ static void *post_many(void *arg)
 					.send_flags = IW_SEND_SIGNALED };
 		int rc;
 
-		while ((rc = iw_post_send(p->e->c.qp, &w, NULL)) == -ENOMEM)
-			usleep(100);
+		long long end = now_ms() + 3 * E2E_WAIT_MS;
+
+		/* a full queue frees as completions are polled */
+		while ((rc = iw_post_send(p->e->c.qp, &w, NULL)) == -ENOMEM &&
+		       now_ms() < end)
+			sched_yield();
 		if (rc)
 			return (void *)(intptr_t)rc;
 	}
@@ -1133,6 +1615,202 @@ START_TEST(two_threads_post_while_the_progress_thread_runs)
 	free(seen);
 	free(wc);
 	e2e_teardown(&e);
+}
+END_TEST
+
+struct poller {
+	struct iw_cq *cq;
+	int want, got;
+	uint8_t *seen;
+	const char *fault; /* NULL, or what went wrong */
+};
+
+/* Polls @cq until @want completions came (bounded), each wr_id once. */
+static void *poll_many(void *arg)
+{
+	struct poller *p = arg;
+	long long end = now_ms() + 3 * E2E_WAIT_MS;
+
+	while (p->got < p->want && now_ms() < end) {
+		struct iw_wc wc[16];
+		int n = iw_poll_cq(p->cq, 16, wc);
+
+		if (n < 0) {
+			p->fault = "iw_poll_cq failed";
+			return NULL;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t k = wc[i].wr_id;
+
+			if (k >= (uint64_t)p->want || p->seen[k] ||
+			    wc[i].status != IW_WC_SUCCESS) {
+				p->fault = "a completion unknown, twice or failed";
+				return NULL;
+			}
+			p->seen[k] = 1;
+		}
+		p->got += n;
+		if (n == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
+/*
+ * Polling while two threads post: the send queue holds 32 requests and
+ * 4000 are posted, so the posters can only finish if the poller frees
+ * slots while they post.  Each completion comes once, every message
+ * arrives whole.
+ */
+START_TEST(cq_polled_while_two_threads_post)
+{
+	enum { PER_THREAD = 2000, TOTAL = 2 * PER_THREAD, DEPTH = 32 };
+	struct e2e_opts oc, os;
+	struct e2e e;
+	struct poster p[2];
+	struct poller pl = { 0 };
+	pthread_t t[2], tp;
+	struct iw_wc *wc = calloc(TOTAL, sizeof(*wc));
+	uint8_t *seen = calloc(TOTAL, 1);
+
+	ck_assert_ptr_nonnull(wc);
+	ck_assert_ptr_nonnull(seen);
+	e2e_opts_default(&oc);
+	oc.depth = DEPTH;
+	oc.buf_len = TOTAL * 1024;
+	os = oc;
+	os.depth = TOTAL;
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &oc);
+	e2e_side_open(&e.s, &os);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
+			 0);
+	{
+		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		e.s.id = ev->id;
+		iw_ack_cm_event(ev);
+	}
+	for (int i = 0; i < TOTAL; i++) {
+		struct iw_sge r = { (uintptr_t)e.s.buf + 1024 * (size_t)i, 1024,
+				    e.s.mr->lkey };
+
+		e2e_fill(e.c.buf + 1024 * (size_t)i, 1024, (uint32_t)i);
+		memcpy(e.c.buf + 1024 * (size_t)i, &i, sizeof(i));
+		ck_assert_int_eq(iw_post_recv(e.s.qp,
+					      &(struct iw_recv_wr){
+						      (uint64_t)i, NULL, &r, 1 },
+					      NULL),
+				 0);
+	}
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	pl = (struct poller){ e.c.cq, TOTAL, 0, calloc(TOTAL, 1), NULL };
+	ck_assert_ptr_nonnull(pl.seen);
+	ck_assert_int_eq(pthread_create(&tp, NULL, poll_many, &pl), 0);
+	for (int i = 0; i < 2; i++) {
+		p[i] = (struct poster){ &e, i * PER_THREAD, PER_THREAD };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, post_many, &p[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		void *rc;
+
+		pthread_join(t[i], &rc);
+		ck_assert_msg(rc == NULL, "posting failed: %s",
+			      iw_strerror((int)(intptr_t)rc));
+	}
+	pthread_join(tp, NULL);
+	ck_assert_msg(!pl.fault, "poller: %s", pl.fault);
+	ck_assert_int_eq(pl.got, TOTAL);
+	e2e_poll(e.s.cq, wc, TOTAL, E2E_WAIT_MS);
+	for (int i = 0; i < TOTAL; i++) {
+		uint8_t *got = e.s.buf + 1024 * wc[i].wr_id;
+		uint8_t want[1024];
+		int k;
+
+		require(wc[i].status == IW_WC_SUCCESS, "receive %d failed", i);
+		memcpy(&k, got, sizeof(k));
+		require(k >= 0 && k < TOTAL && !seen[k],
+			"receive %d: message %d unknown or twice", i, k);
+		e2e_fill(want, 1024, (uint32_t)k);
+		require(memcmp(got + 4, want + 4, 1020) == 0,
+			"message %d arrived damaged", k);
+		seen[k] = 1;
+	}
+	free(pl.seen);
+	free(seen);
+	free(wc);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
+ * iw_set_debug() is the switch: off, nothing is logged; on, the
+ * handshake is logged with both addresses, and so is a Terminate as it
+ * is received.
+ */
+START_TEST(set_debug_logs_the_handshake_and_a_received_terminate)
+{
+	struct log_capture lc;
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge sg;
+	char *log;
+
+	unsetenv("IWARP_DEBUG");
+	log_start(&lc);
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	e2e_teardown(&e);
+	log = log_stop(&lc);
+	ck_assert_msg(strstr(log, "iwarp:") == NULL, "logged while off: %s",
+		      log);
+	free(log);
+
+	log_start(&lc);
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open(&e.s, &o);
+	iw_set_debug(e.c.ctx, 1);
+	iw_set_debug(e.s.ctx, 1);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
+			 0);
+	{
+		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+
+		e.s.id = ev->id;
+		iw_ack_cm_event(ev);
+	}
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	/* a Write to an STag the server never registered */
+	sg = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.sg_list = &sg, .num_sge = 1, .opcode = IW_WR_RDMA_WRITE,
+		.rdma = { (uintptr_t)e.s.buf, e.s.mr->rkey ^ 0x80 } }, NULL), 0);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS);
+	e2e_teardown(&e);
+	log = log_stop(&lc);
+	expect_logged(log, "MPA Request: rev 2 M0 C0", 0);
+	expect_logged(log, "MPA Reply: rev 2 M0 C0 R0", 0);
+	ck_assert_ptr_nonnull(strstr(log, "iwarp: 127.0.0.1:"));
+	ck_assert_ptr_nonnull(strstr(log, " -> 127.0.0.1:"));
+	expect_logged(log, "Terminate received: layer 1 type 1 code 0x00 "
+			   "(DDP tagged buffer error: invalid STag)", 0);
+	expect_logged(log, "Terminate sent: layer 1 type 1 code 0x00", 0);
+	free(log);
 }
 END_TEST
 
@@ -1246,6 +1924,12 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, silent_initiator_is_dropped_after_the_request_timeout);
 	tcase_add_test(tc, malformed_request_is_closed_without_a_reply);
 	tcase_add_test(tc, reject_sends_the_private_data_back);
+	tcase_add_loop_test(tc, work_posted_before_a_failed_connect_is_flushed,
+			    0, 5);
+	tcase_add_loop_test(tc, reply_cut_off_mid_frame_is_truncated, 0, 2);
+	tcase_add_test(tc, request_cut_off_mid_frame_is_truncated);
+	tcase_add_loop_test(tc, data_behind_the_request_is_refused_as_unexpected,
+			    0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mpa");
@@ -1272,8 +1956,20 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, contexts_naming_one_trace_share_it);
 	tcase_add_loop_test(tc, first_fpdu_waits_as_long_as_asked, 0, 2);
 	tcase_add_test(tc, stalled_peer_stops_us_at_the_queue_depth);
+	tcase_add_test(tc, terminate_that_cannot_leave_is_bounded);
 	tcase_add_test(tc, two_threads_post_while_the_progress_thread_runs);
+	tcase_add_test(tc, cq_polled_while_two_threads_post);
+	tcase_add_test(tc, set_debug_logs_the_handshake_and_a_received_terminate);
 	tcase_add_test(tc, application_event_base_drives_progress);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("events");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, destroyed_identifiers_leave_no_readable_channel_behind);
+	tcase_add_test(tc, destroyed_listener_leaves_no_readable_channel_behind);
+#ifndef __SANITIZE_ADDRESS__
+	tcase_add_test(tc, final_event_needs_no_allocation);
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -365,6 +365,238 @@ START_TEST(destroyed_qp_gives_its_srq_slots_back)
 }
 END_TEST
 
+/*
+ * A region that posted work still names is not deregistered: -EBUSY, and
+ * it stays usable; once that work has completed (or been flushed, or its
+ * queue destroyed) it goes.  Receives on a connected QP, a Send on a QP
+ * never connected, a receive on a shared receive queue.
+ */
+START_TEST(region_named_by_posted_work_is_not_deregistered)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge r, s;
+	struct iw_wc wc;
+	struct iw_cq *cq;
+	struct iw_qp *idle;
+	struct iw_srq *srq;
+	struct iw_qp_init_attr qa = { .cap = { 2, 2, 1, 1, 0 } };
+	struct iw_srq_init_attr sa = { .max_wr = 2, .max_sge = 1 };
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 8, e.s.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(e.s.qp,
+		&(struct iw_recv_wr){ 1, NULL, &r, 1 }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(e.s.mr), -EBUSY);
+	/* still registered: the receive it holds takes a Send */
+	memcpy(e.c.buf, "in place", 8);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND }, NULL), 0);
+	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+	ck_assert_mem_eq(e.s.buf, "in place", 8);
+	ck_assert_int_eq(iw_dereg_mr(e.s.mr), 0);
+	e.s.mr = iw_reg_mr(e.s.pd, e.s.buf, 8, 0);
+	ck_assert_ptr_nonnull(e.s.mr);
+
+	/* a Send waiting on a QP that never connected */
+	cq = iw_create_cq(e.c.ctx, 4, NULL);
+	ck_assert_ptr_nonnull(cq);
+	qa.send_cq = qa.recv_cq = cq;
+	idle = iw_create_qp(e.c.pd, &qa);
+	ck_assert_ptr_nonnull(idle);
+	ck_assert_int_eq(iw_post_send(idle, &(struct iw_send_wr){
+		.wr_id = 2, .sg_list = &s, .num_sge = 1,
+		.opcode = IW_WR_SEND }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(e.c.mr), -EBUSY);
+	ck_assert_int_eq(iw_qp_to_error(idle), 0);
+	e2e_poll(cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc.status, IW_WC_WR_FLUSH_ERR);
+
+	/* a receive posted to a shared receive queue */
+	srq = iw_create_srq(e.c.pd, &sa);
+	ck_assert_ptr_nonnull(srq);
+	r = (struct iw_sge){ (uintptr_t)e.c.buf + 64, 8, e.c.mr->lkey };
+	ck_assert_int_eq(iw_post_srq_recv(srq,
+		&(struct iw_recv_wr){ 3, NULL, &r, 1 }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(e.c.mr), -EBUSY);
+	ck_assert_int_eq(iw_destroy_srq(srq), 0);
+	ck_assert_int_eq(iw_dereg_mr(e.c.mr), 0);
+	e.c.mr = iw_reg_mr(e.c.pd, e.c.buf, 8, 0);
+	ck_assert_ptr_nonnull(e.c.mr);
+	ck_assert_int_eq(iw_destroy_qp(idle), 0);
+	ck_assert_int_eq(iw_destroy_cq(cq), 0);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* Each of @n completions has a wr_id in [@first, @first + @n), once. */
+static void expect_ids_once(const struct iw_wc *wc, int n, uint64_t first)
+{
+	uint8_t seen[64] = { 0 };
+
+	ck_assert_int_le(n, 64);
+	for (int i = 0; i < n; i++) {
+		uint64_t k = wc[i].wr_id - first;
+
+		ck_assert_msg(k < (uint64_t)n && !seen[k],
+			      "wr %llu unknown or completed twice",
+			      (unsigned long long)wc[i].wr_id);
+		seen[k] = 1;
+	}
+}
+
+/*
+ * iw_qp_to_error() completes every outstanding request exactly once, with
+ * IW_WC_WR_FLUSH_ERR: on a QP never connected, and on a connected one
+ * whose sends cannot have left (a responder sends nothing before the
+ * initiator's first FPDU, and this initiator sends none).  Work posted
+ * afterwards completes at once, flushed.
+ */
+START_TEST(qp_to_error_flushes_every_outstanding_request_once)
+{
+	enum { SENDS = 5, RECVS = 7 };
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_qp_attr qa;
+	struct iw_wc wc[SENDS + RECVS + 1];
+	struct iw_sge sg;
+	struct iw_qp *qps[2];
+
+	e2e_opts_default(&o);
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open(&e.s, &o);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
+			 0);
+	{
+		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		e.s.id = ev->id;
+		iw_ack_cm_event(ev);
+	}
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	/* the server's QP, connected; the client's, to be error'd idle below */
+	qps[0] = e.s.qp;
+	qps[1] = NULL;
+	for (int q = 0; q < 2; q++) {
+		struct e2e_side *side = q == 0 ? &e.s : &e.c;
+		struct iw_qp *qp = qps[q];
+		struct iw_cq *cq = side->cq;
+
+		if (q == 1) {
+			struct iw_qp_init_attr a = {
+				.cap = { SENDS, RECVS, 1, 1, 0 },
+			};
+
+			cq = iw_create_cq(side->ctx, SENDS + RECVS, NULL);
+			ck_assert_ptr_nonnull(cq);
+			a.send_cq = a.recv_cq = cq;
+			qp = qps[1] = iw_create_qp(side->pd, &a);
+			ck_assert_ptr_nonnull(qp);
+		}
+		sg = (struct iw_sge){ (uintptr_t)side->buf, 64, side->mr->lkey };
+		for (int i = 0; i < SENDS; i++)
+			ck_assert_int_eq(iw_post_send(qp, &(struct iw_send_wr){
+				.wr_id = (uint64_t)i, .sg_list = &sg,
+				.num_sge = 1, .opcode = IW_WR_SEND,
+				.send_flags = IW_SEND_SIGNALED }, NULL), 0);
+		for (int i = 0; i < RECVS; i++)
+			ck_assert_int_eq(iw_post_recv(qp, &(struct iw_recv_wr){
+				.wr_id = (uint64_t)(SENDS + i), .sg_list = &sg,
+				.num_sge = 1 }, NULL), 0);
+		ck_assert_int_eq(iw_poll_cq(cq, 1, wc), 0); /* none left */
+		ck_assert_int_eq(iw_qp_to_error(qp), 0);
+		e2e_poll(cq, wc, SENDS + RECVS, E2E_WAIT_MS);
+		ck_assert_int_eq(iw_poll_cq(cq, 1, wc + SENDS + RECVS), 0);
+		expect_ids_once(wc, SENDS + RECVS, 0);
+		for (int i = 0; i < SENDS + RECVS; i++) {
+			ck_assert_int_eq(wc[i].status, IW_WC_WR_FLUSH_ERR);
+			ck_assert_int_eq(wc[i].opcode, wc[i].wr_id < SENDS
+							       ? IW_WC_SEND
+							       : IW_WC_RECV);
+			ck_assert_ptr_eq(wc[i].qp, qp);
+		}
+		ck_assert_int_eq(iw_query_qp(qp, &qa), 0);
+		ck_assert_int_eq(qa.state, IW_QPS_ERROR);
+		/* posted now: flushed at once, still exactly once */
+		ck_assert_int_eq(iw_post_send(qp, &(struct iw_send_wr){
+			.wr_id = 99, .sg_list = &sg, .num_sge = 1,
+			.opcode = IW_WR_SEND }, NULL), 0);
+		e2e_poll(cq, wc, 1, E2E_WAIT_MS);
+		ck_assert_uint_eq(wc[0].wr_id, 99);
+		ck_assert_int_eq(wc[0].status, IW_WC_WR_FLUSH_ERR);
+		ck_assert_int_eq(iw_poll_cq(cq, 1, wc), 0);
+		if (q == 0) {
+			e2e_expect(e.s.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+			e2e_expect(e.c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+		} else {
+			ck_assert_int_eq(iw_destroy_qp(qp), 0);
+			ck_assert_int_eq(iw_destroy_cq(cq), 0);
+		}
+	}
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
+ * A chain of three requests whose second is refused: *bad_wr is the
+ * second, the call says why, and only the first was posted (the QP, never
+ * connected, is flushed to show what it holds).
+ */
+START_TEST(chain_refused_at_its_second_request_posts_only_the_first)
+{
+	struct e2e_opts o;
+	struct e2e_side c;
+	struct iw_sge good, bad;
+	struct iw_send_wr sw[3], *bad_s = NULL;
+	struct iw_recv_wr rw[3], *bad_r = NULL;
+	struct iw_wc wc[3];
+
+	e2e_opts_default(&o);
+	e2e_side_open(&c, &o);
+	good = (struct iw_sge){ (uintptr_t)c.buf, 64, c.mr->lkey };
+	bad = (struct iw_sge){ (uintptr_t)c.buf, 64, c.mr->lkey ^ 0xff };
+	for (int i = 0; i < 3; i++) {
+		sw[i] = (struct iw_send_wr){
+			.wr_id = 10 + (uint64_t)i, .next = i < 2 ? &sw[i + 1] : NULL,
+			.sg_list = i == 1 ? &bad : &good, .num_sge = 1,
+			.opcode = IW_WR_SEND, .send_flags = IW_SEND_SIGNALED,
+		};
+		rw[i] = (struct iw_recv_wr){
+			.wr_id = 20 + (uint64_t)i, .next = i < 2 ? &rw[i + 1] : NULL,
+			.sg_list = &good, .num_sge = i == 1 ? 5 : 1,
+		};
+	}
+	ck_assert_int_eq(iw_post_send(c.qp, sw, &bad_s), -IW_ELOCAL_PROTECTION);
+	ck_assert_ptr_eq(bad_s, &sw[1]);
+	ck_assert_int_eq(iw_post_recv(c.qp, rw, &bad_r), -IW_ELOCAL_LENGTH);
+	ck_assert_ptr_eq(bad_r, &rw[1]);
+	ck_assert_int_eq(iw_qp_to_error(c.qp), 0);
+	e2e_poll(c.cq, wc, 2, E2E_WAIT_MS);
+	ck_assert_int_eq(iw_poll_cq(c.cq, 1, wc + 2), 0);
+	if (wc[0].opcode == IW_WC_RECV) {
+		wc[2] = wc[0];
+		wc[0] = wc[1];
+		wc[1] = wc[2];
+	}
+	ck_assert_uint_eq(wc[0].wr_id, 10);
+	ck_assert_int_eq(wc[0].opcode, IW_WC_SEND);
+	ck_assert_uint_eq(wc[1].wr_id, 20);
+	ck_assert_int_eq(wc[1].opcode, IW_WC_RECV);
+	e2e_side_close(&c);
+}
+END_TEST
+
 static Suite *queues_suite(void)
 {
 	Suite *s = suite_create("queues");
@@ -375,6 +607,15 @@ static Suite *queues_suite(void)
 	tcase_add_test(tc, receive_slot_frees_when_its_completion_is_polled);
 	tcase_add_test(tc, srq_feeds_several_qps_and_gives_slots_back_when_polled);
 	tcase_add_test(tc, destroyed_qp_gives_its_srq_slots_back);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("regions");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, region_named_by_posted_work_is_not_deregistered);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("posting");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, qp_to_error_flushes_every_outstanding_request_once);
+	tcase_add_test(tc, chain_refused_at_its_second_request_posts_only_the_first);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +16,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
 
 #include "e2e.h"
 #include "lib/byteorder.h"
@@ -228,9 +232,48 @@ END_TEST
 		_exit(1);                                    \
 	} while (0)
 
+/*
+ * The two-process configurations, each set on both sides: markers alone,
+ * CRC alone, both, MPA revision 1, and each peer-to-peer RTR type.
+ */
+static const struct proc_cfg {
+	const char *name;
+	uint8_t markers, crc, revision, rtr;
+} proc_cfgs[] = {
+	{ "markers", 1, 0, 2, 0 },
+	{ "CRC", 0, 1, 2, 0 },
+	{ "markers and CRC", 1, 1, 2, 0 },
+	{ "MPA revision 1", 0, 0, 1, 0 },
+	{ "RTR send", 0, 0, 2, IW_RTR_SEND },
+	{ "RTR write", 0, 0, 2, IW_RTR_WRITE },
+	{ "RTR read", 0, 0, 2, IW_RTR_READ },
+};
+#define N_PROC_CFGS (sizeof(proc_cfgs) / sizeof(proc_cfgs[0]))
+
+/* Sizes of the Sends, Writes and Reads between the processes. */
+static const size_t proc_sizes[] = { 0, 1, 4096, 65536, 1 << 20 };
+#define N_PROC_SIZES (sizeof(proc_sizes) / sizeof(proc_sizes[0]))
+/* One slot per size, with room behind the message */
+#define SLOT (((size_t)1 << 20) + 4096)
+#define PROC_AREA (N_PROC_SIZES * SLOT)
+
+/* What each message carries: the patterns both processes compute. */
+#define SEED_SEND 0
+#define SEED_WRITE 3000
+#define SEED_READ 5000
+
+static void mpa_opts_for(struct iw_mpa_opts *m, const struct proc_cfg *c)
+{
+	iw_mpa_opts_default(m);
+	m->markers = c->markers ? IW_MPA_ON : IW_MPA_OFF;
+	m->crc = c->crc ? IW_MPA_ON : IW_MPA_OFF;
+	m->revision = c->revision;
+	m->rtr = c->rtr;
+}
+
 /* The server's private data in its Reply: where the client may write/read. */
 struct advert {
-	uint8_t addr[8], rkey[4], len[4];
+	uint8_t target[8], source[8], rkey[4];
 };
 
 static void srv_wait(struct iw_cq *cq, struct iw_wc *wc, int n)
@@ -244,12 +287,13 @@ static void srv_wait(struct iw_cq *cq, struct iw_wc *wc, int n)
 }
 
 /*
- * The server process: takes Sends of every size (checking each against the
- * pattern the client used), lets the client Write and Read its buffer, and
- * answers the final Send with a Send of its own verdict.  With @die it
+ * The server process, in configuration @cfg: takes a Send of every size
+ * (checking each against the pattern the client used), lets the client
+ * Write into one area of its memory and Read from another, and answers
+ * the final Send with a Send of its verdict on the Writes.  With @die it
  * kills itself after the first message instead.
  */
-static int server_process(int port_fd, bool die)
+static int server_process(int port_fd, bool die, const struct proc_cfg *cfg)
 {
 	struct e2e_opts o;
 	struct e2e_side s;
@@ -261,14 +305,20 @@ static int server_process(int port_fd, bool die)
 	struct iw_wc wc;
 	struct iw_sge r;
 	struct iw_conn_param p;
+	uint8_t *recv_area, *target, *source;
 
 	e2e_opts_default(&o);
-	o.buf_len = 4 * REGION;
-	o.depth = 2 * N_SIZES;
+	mpa_opts_for(&o.server, cfg);
+	o.buf_len = 3 * PROC_AREA;
+	o.depth = 2 * N_PROC_SIZES;
 	e2e_side_open(&s, &o);
-	want = malloc(REGION);
+	recv_area = s.buf;
+	target = s.buf + PROC_AREA;
+	source = s.buf + 2 * PROC_AREA;
+	want = malloc(SLOT);
 	l = iw_create_id(s.ch, NULL);
-	if (!want || !l || iw_listen(l, "127.0.0.1", "0", 4))
+	if (!want || !l || iw_set_mpa_opts(l, &o.server) ||
+	    iw_listen(l, "127.0.0.1", "0", 4))
 		SRV_FAIL("cannot listen");
 	e2e_port(l, port, sizeof(port));
 	if (write(port_fd, port, sizeof(port)) != sizeof(port))
@@ -278,55 +328,52 @@ static int server_process(int port_fd, bool die)
 		SRV_FAIL("no connect request");
 	s.id = ev->id;
 	iw_ack_cm_event(ev);
-	/* receives in [0, 2R), the client's Write target [2R, 3R), its Read
-	 * source [3R, 4R) */
-	put_be64(ad.addr, (uintptr_t)(s.buf + 2 * REGION));
+	put_be64(ad.target, (uintptr_t)target);
+	put_be64(ad.source, (uintptr_t)source);
 	put_be32(ad.rkey, s.mr->rkey);
-	put_be32(ad.len, (uint32_t)(2 * REGION));
-	e2e_fill(s.buf + 3 * REGION, REGION, 4242);
+	memset(target, 0, PROC_AREA);
+	for (size_t z = 0; z < N_PROC_SIZES; z++)
+		e2e_fill(source + z * SLOT, SLOT, SEED_READ + (uint32_t)z);
 	/* a receive for every Send before any can come: the client does not
 	 * wait for us between them (a Send completes when handed to TCP) */
-	{
-		size_t off = 0;
-
-		for (size_t z = 0; z < N_SIZES; z++) {
-			/* about to die: any Send fits, so none is refused */
-			r = (struct iw_sge){ (uintptr_t)s.buf + (die ? 0 : off),
-					     die ? (uint32_t)REGION
-						 : (uint32_t)sizes[z],
-					     s.mr->lkey };
-			post_recv(&s, z, &r, 1);
-			off += sizes[z] + 64;
-		}
-		r = (struct iw_sge){ (uintptr_t)s.buf, 1, s.mr->lkey };
-		post_recv(&s, N_SIZES, &r, 1);
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
+		/* about to die: any Send fits, so none is refused */
+		r = (struct iw_sge){ (uintptr_t)recv_area + (die ? 0 : z * SLOT),
+				     die ? (uint32_t)PROC_AREA
+					 : (uint32_t)proc_sizes[z],
+				     s.mr->lkey };
+		post_recv(&s, z, &r, 1);
 	}
+	r = (struct iw_sge){ (uintptr_t)s.buf, 1, s.mr->lkey };
+	post_recv(&s, N_PROC_SIZES, &r, 1);
 	p = (struct iw_conn_param){ &ad, sizeof(ad), 8, 8 };
 	if (iw_accept(s.id, s.qp, &p))
 		SRV_FAIL("accept failed");
 	if (e2e_expect(s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS))
 		SRV_FAIL("not established");
-	{
-		size_t off = 0;
-
-		for (size_t z = 0; z < N_SIZES; z++) {
-			srv_wait(s.cq, &wc, 1);
-			if (die)
-				raise(SIGKILL);
-			if (wc.wr_id != z || wc.byte_len != sizes[z])
-				SRV_FAIL("send %zu: wr %llu, %u octets", z,
-					 (unsigned long long)wc.wr_id,
-					 wc.byte_len);
-			e2e_fill(want, sizes[z], (uint32_t)z);
-			if (memcmp(s.buf + off, want, sizes[z]))
-				SRV_FAIL("send of %zu octets differs", sizes[z]);
-			off += sizes[z] + 64;
-		}
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
+		srv_wait(s.cq, &wc, 1);
+		if (die)
+			raise(SIGKILL);
+		if (wc.wr_id != z || wc.byte_len != proc_sizes[z])
+			SRV_FAIL("send %zu: wr %llu, %u octets", z,
+				 (unsigned long long)wc.wr_id, wc.byte_len);
+		e2e_fill(want, proc_sizes[z], SEED_SEND + (uint32_t)z);
+		if (memcmp(recv_area + z * SLOT, want, proc_sizes[z]))
+			SRV_FAIL("send of %zu octets differs", proc_sizes[z]);
 	}
 	/* the last Send says the Writes are in: check them, answer */
 	srv_wait(s.cq, &wc, 1);
-	e2e_fill(want, REGION, 777);
-	s.buf[0] = memcmp(s.buf + 2 * REGION, want, REGION) == 0;
+	s.buf[0] = 1;
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
+		e2e_fill(want, proc_sizes[z], SEED_WRITE + (uint32_t)z);
+		if (memcmp(target + z * SLOT, want, proc_sizes[z]) ||
+		    target[z * SLOT + proc_sizes[z]] != 0) {
+			fprintf(stderr, "server: write of %zu octets differs\n",
+				proc_sizes[z]);
+			s.buf[0] = 0;
+		}
+	}
 	r = (struct iw_sge){ (uintptr_t)s.buf, 1, s.mr->lkey };
 	post_send(&s, 2, IW_WR_SEND, &r, 1, 0, 0);
 	srv_wait(s.cq, &wc, 1);
@@ -338,7 +385,7 @@ static int server_process(int port_fd, bool die)
 	return 0;
 }
 
-static pid_t start_server(char *port, bool die)
+static pid_t start_server(char *port, bool die, const struct proc_cfg *cfg)
 {
 	int fds[2];
 	struct pollfd p;
@@ -349,7 +396,7 @@ static pid_t start_server(char *port, bool die)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		close(fds[0]);
-		_exit(server_process(fds[1], die));
+		_exit(server_process(fds[1], die, cfg));
 	}
 	close(fds[1]);
 	p = (struct pollfd){ fds[0], POLLIN, 0 };
@@ -374,50 +421,63 @@ static int wait_child(pid_t pid)
 	return status;
 }
 
-/* _i: 0 defaults, 1 markers and CRC, 2 MPA revision 1, 3 Read RTR */
+/*
+ * Two processes, one configuration of proc_cfgs each (_i): Sends, RDMA
+ * Writes and RDMA Reads of every size in proc_sizes, every octet checked
+ * by the side that receives it, and the framing checked to be the one
+ * asked for.
+ */
 START_TEST(two_processes_move_verified_data)
 {
+	const struct proc_cfg *cfg = &proc_cfgs[_i];
 	struct e2e_opts o;
 	struct e2e_side c;
 	struct iw_sge sg[MAX_SGE];
-	uint8_t *pattern = malloc(REGION);
+	uint8_t *pattern = malloc(SLOT);
 	struct iw_cm_event *ev;
 	struct iw_conn_param cp = { .ird = 8, .ord = 8 };
-	struct iw_sge s, r;
+	struct iw_qp_attr qa;
+	struct iw_sge r;
 	struct iw_wc wc[2];
-	uint64_t raddr;
+	uint64_t target, source;
 	uint32_t rkey;
 	char port[16];
-	pid_t pid = start_server(port, false);
+	pid_t pid = start_server(port, false, cfg);
 	int status;
 
+	printf("two processes: %s\n", cfg->name);
 	e2e_opts_default(&o);
-	o.buf_len = 2 * REGION;
+	mpa_opts_for(&o.client, cfg);
+	o.buf_len = SLOT + PROC_AREA;
 	o.max_sge = MAX_SGE;
-	if (_i == 1)
-		o.client.markers = o.client.crc = IW_MPA_ON;
-	else if (_i == 2)
-		o.client.revision = 1;
-	else if (_i == 3)
-		o.client.rtr = IW_RTR_READ;
 	ck_assert_ptr_nonnull(pattern);
 	e2e_side_open(&c, &o);
 	c.id = iw_create_id(c.ch, NULL);
 	ck_assert_int_eq(iw_set_mpa_opts(c.id, &o.client), 0);
 	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", port, c.qp, &cp), 0);
 	ev = e2e_event(c.ch, E2E_WAIT_MS);
-	ck_assert_int_eq(ev->event, IW_CM_EVENT_ESTABLISHED);
+	ck_assert_msg(ev->event == IW_CM_EVENT_ESTABLISHED, "%s: %s",
+		      iw_cm_event_str(ev->event), iw_strerror(ev->status));
 	ck_assert_uint_eq(ev->private_data_len, sizeof(struct advert));
-	raddr = get_be64(ev->private_data);
-	rkey = get_be32((const uint8_t *)ev->private_data + 8);
+	target = get_be64(ev->private_data);
+	source = get_be64((const uint8_t *)ev->private_data + 8);
+	rkey = get_be32((const uint8_t *)ev->private_data + 16);
 	iw_ack_cm_event(ev);
-	for (size_t z = 0; z < N_SIZES; z++) {
+	/* the connection is framed as asked, both ways */
+	ck_assert_int_eq(iw_query_qp(c.qp, &qa), 0);
+	ck_assert_uint_eq(qa.mpa_revision, cfg->revision);
+	ck_assert_uint_eq(qa.crc, cfg->crc);
+	ck_assert_uint_eq(qa.markers_tx, cfg->markers);
+	ck_assert_uint_eq(qa.markers_rx, cfg->markers);
+	ck_assert_uint_eq(qa.rtr, cfg->rtr);
+
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
 		int k = (int)(z % MAX_SGE) + 1;
 		size_t off = 0;
 
 		/* the server checks the pattern; we send it scattered */
-		e2e_fill(pattern, sizes[z], (uint32_t)z);
-		sges_at(sg, k, c.buf, sizes[z], c.mr->lkey);
+		e2e_fill(pattern, proc_sizes[z], SEED_SEND + (uint32_t)z);
+		sges_at(sg, k, c.buf, proc_sizes[z], c.mr->lkey);
 		for (int i = 0; i < k; i++) {
 			memcpy((void *)(uintptr_t)sg[i].addr, pattern + off,
 			       sg[i].length);
@@ -425,34 +485,42 @@ START_TEST(two_processes_move_verified_data)
 		}
 		post_send(&c, z, IW_WR_SEND, sg, k, 0, 0);
 		e2e_poll(c.cq, wc, 1, E2E_WAIT_MS);
-		expect_wc(&wc[0], z, IW_WC_SEND, sizes[z]);
+		expect_wc(&wc[0], z, IW_WC_SEND, proc_sizes[z]);
 	}
-	/* Write the server's first region, Read its second */
-	e2e_fill(c.buf, REGION, 777);
-	s = (struct iw_sge){ (uintptr_t)c.buf, (uint32_t)REGION, c.mr->lkey };
-	post_send(&c, 100, IW_WR_RDMA_WRITE, &s, 1, raddr, rkey);
-	r = (struct iw_sge){ (uintptr_t)c.buf + REGION, (uint32_t)REGION,
-			     c.mr->lkey };
-	post_send(&c, 101, IW_WR_RDMA_READ, &r, 1, raddr + REGION, rkey);
-	e2e_poll(c.cq, wc, 2, E2E_WAIT_MS);
-	expect_wc(&wc[0], 100, IW_WC_RDMA_WRITE, REGION);
-	expect_wc(&wc[1], 101, IW_WC_RDMA_READ, REGION);
-	{
-		uint8_t *want = malloc(REGION);
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
+		e2e_fill(c.buf, proc_sizes[z], SEED_WRITE + (uint32_t)z);
+		sg[0] = (struct iw_sge){ (uintptr_t)c.buf,
+					 (uint32_t)proc_sizes[z], c.mr->lkey };
+		post_send(&c, 100 + z, IW_WR_RDMA_WRITE, sg, 1,
+			  target + z * SLOT, rkey);
+		e2e_poll(c.cq, wc, 1, E2E_WAIT_MS);
+		expect_wc(&wc[0], 100 + z, IW_WC_RDMA_WRITE, proc_sizes[z]);
+	}
+	for (size_t z = 0; z < N_PROC_SIZES; z++) {
+		uint8_t *sink = c.buf + SLOT + z * SLOT;
 
-		ck_assert_ptr_nonnull(want);
-		e2e_fill(want, REGION, 4242);
-		ck_assert_int_eq(memcmp(c.buf + REGION, want, REGION), 0);
-		free(want);
+		memset(sink, 0, SLOT);
+		sg[0] = (struct iw_sge){ (uintptr_t)sink,
+					 (uint32_t)proc_sizes[z], c.mr->lkey };
+		post_send(&c, 200 + z, IW_WR_RDMA_READ, sg, 1,
+			  source + z * SLOT, rkey);
+		e2e_poll(c.cq, wc, 1, E2E_WAIT_MS);
+		expect_wc(&wc[0], 200 + z, IW_WC_RDMA_READ, proc_sizes[z]);
+		e2e_fill(pattern, proc_sizes[z], SEED_READ + (uint32_t)z);
+		require(memcmp(sink, pattern, proc_sizes[z]) == 0,
+			"read of %zu octets differs", proc_sizes[z]);
+		require(sink[proc_sizes[z]] == 0,
+			"read of %zu octets overran its sink", proc_sizes[z]);
 	}
-	/* ask for the verdict on the Write */
+	/* ask for the verdict on the Writes */
 	r = (struct iw_sge){ (uintptr_t)c.buf, 1, c.mr->lkey };
-	post_recv(&c, 200, &r, 1);
-	post_send(&c, 102, IW_WR_SEND, &r, 0, 0, 0);
+	c.buf[0] = 0;
+	post_recv(&c, 300, &r, 1);
+	post_send(&c, 301, IW_WR_SEND, &r, 0, 0, 0);
 	e2e_poll(c.cq, wc, 2, E2E_WAIT_MS);
 	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
 	ck_assert_int_eq(wc[1].status, IW_WC_SUCCESS);
-	ck_assert_uint_eq(c.buf[0], 1);
+	ck_assert_msg(c.buf[0] == 1, "the server found a Write damaged");
 	ck_assert_int_eq(iw_disconnect(c.id), 0);
 	e2e_expect(c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
 	e2e_side_close(&c);
@@ -551,7 +619,7 @@ START_TEST(peer_death_mid_transfer_completes_everything_once)
 	struct iw_conn_param cp = { .ird = 8, .ord = 8 };
 	struct iw_sge sg;
 	char port[16];
-	pid_t pid = start_server(port, true);
+	pid_t pid = start_server(port, true, &proc_cfgs[0]);
 	int flushed, status, n = 0;
 
 	e2e_opts_default(&o);
@@ -581,6 +649,126 @@ START_TEST(peer_death_mid_transfer_completes_everything_once)
 	e2e_side_close(&c);
 	status = wait_child(pid);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+END_TEST
+
+static void *dispatch(void *base)
+{
+	event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY);
+	return NULL;
+}
+
+/*
+ * A disconnect in the middle of a real transfer: Writes, an RDMA Read and
+ * Sends are under way when the client hangs up.  The server's progress
+ * runs on an event_base the test stops dispatching once connected, so the
+ * server answers nothing: the Read is certainly outstanding when the
+ * client disconnects, and some Writes have certainly completed (handed
+ * to TCP).  Every request completes exactly once; those that had not
+ * completed are flushed, the Read among them.
+ */
+START_TEST(disconnect_with_a_read_outstanding_completes_everything_once)
+{
+	enum { WRITES = 8, SENDS = 8, N = WRITES + 1 + SENDS, READ_ID = WRITES };
+	struct e2e_opts o;
+	struct e2e e;
+	struct event_base *base;
+	struct iw_wc wc[N + 1];
+	struct iw_sge sg;
+	pthread_t loop;
+	uint8_t seen[N] = { 0 };
+	int got, ok = 0, flushed = 0;
+
+	ck_assert_int_eq(evthread_use_pthreads(), 0);
+	base = event_base_new();
+	ck_assert_ptr_nonnull(base);
+	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	e2e_opts_default(&o);
+	o.buf_len = 16 << 20;
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open_on(&e.s, &o, base);
+	e.listen = iw_create_id(e.s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e.listen, e.port, sizeof(e.port));
+	e.c.id = iw_create_id(e.c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp,
+				    &o.cparam),
+			 0);
+	{
+		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		e.s.id = ev->id;
+		iw_ack_cm_event(ev);
+	}
+	for (int i = 0; i < SENDS; i++) {
+		sg = (struct iw_sge){ (uintptr_t)e.s.buf + ((size_t)i << 20),
+				      1 << 20, e.s.mr->lkey };
+		post_recv(&e.s, 100 + (uint64_t)i, &sg, 1);
+	}
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, &o.sparam), 0);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	/* from here on the server reads nothing */
+	event_base_loopbreak(base);
+	pthread_join(loop, NULL);
+
+	for (int i = 0; i < WRITES; i++) {
+		sg = (struct iw_sge){ (uintptr_t)e.c.buf, 64 << 10,
+				      e.c.mr->lkey };
+		post_send(&e.c, (uint64_t)i, IW_WR_RDMA_WRITE, &sg, 1,
+			  (uintptr_t)e.s.buf, e.s.mr->rkey);
+	}
+	sg = (struct iw_sge){ (uintptr_t)e.c.buf + (8 << 20), 1 << 20,
+			      e.c.mr->lkey };
+	post_send(&e.c, READ_ID, IW_WR_RDMA_READ, &sg, 1, (uintptr_t)e.s.buf,
+		  e.s.mr->rkey);
+	for (int i = 0; i < SENDS; i++) {
+		sg = (struct iw_sge){ (uintptr_t)e.c.buf, 1 << 20, e.c.mr->lkey };
+		post_send(&e.c, READ_ID + 1 + (uint64_t)i, IW_WR_SEND, &sg, 1,
+			  0, 0);
+	}
+	/* the first Write has left; the Read cannot have been answered */
+	got = e2e_poll_upto(e.c.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(got, 1);
+	ck_assert_int_eq(iw_disconnect(e.c.id), 0);
+	got += e2e_poll_upto(e.c.cq, wc + got, N + 1 - got, E2E_WAIT_MS);
+	ck_assert_int_eq(got, N);
+	for (int i = 0; i < N; i++) {
+		uint64_t k = wc[i].wr_id;
+
+		ck_assert_msg(k < N && !seen[k], "wr %llu unknown or twice",
+			      (unsigned long long)k);
+		seen[k] = 1;
+		ck_assert_msg(wc[i].status == IW_WC_SUCCESS ||
+				      wc[i].status == IW_WC_WR_FLUSH_ERR,
+			      "wr %llu: %s", (unsigned long long)k,
+			      iw_wc_status_str(wc[i].status));
+		ok += wc[i].status == IW_WC_SUCCESS;
+		flushed += wc[i].status == IW_WC_WR_FLUSH_ERR;
+		if (k == READ_ID)
+			ck_assert_int_eq(wc[i].status, IW_WC_WR_FLUSH_ERR);
+	}
+	printf("disconnect with a Read out: %d done, %d flushed\n", ok, flushed);
+	ck_assert_int_ge(ok, 1);
+	e2e_expect(e.c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+
+	/* the server, running again, sees the stream end: its receives once */
+	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	{
+		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+
+		ck_assert_msg(ev->event == IW_CM_EVENT_DISCONNECTED ||
+				      ev->event == IW_CM_EVENT_ERROR,
+			      "server got %s", iw_cm_event_str(ev->event));
+		iw_ack_cm_event(ev);
+	}
+	expect_each_once(e.s.cq, 100, SENDS, &flushed);
+	e2e_teardown(&e);
+	event_base_loopbreak(base);
+	pthread_join(loop, NULL);
+	event_base_free(base);
 }
 END_TEST
 
@@ -700,6 +888,278 @@ START_TEST(disconnect_while_the_peer_stalls_flushes_what_did_not_leave)
 }
 END_TEST
 
+/* ---- Send with Invalidate ---------------------------------------------- */
+
+/*
+ * RFC 5040 section 6.10: a Send with Invalidate names an STag of the
+ * receiver, which its completion reports (IW_WC_WITH_INV and the STag)
+ * and which no access succeeds through afterwards: an RDMA Write to it
+ * ends the stream with a DDP tagged buffer error, invalid STag, that the
+ * writer receives in a Terminate.
+ */
+START_TEST(send_with_invalidate_ends_the_named_rkey)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_mr *target;
+	struct iw_cm_event *ev;
+	struct iw_sge r, sg;
+	struct iw_wc wc;
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	target = iw_reg_mr(e.s.pd, e.s.buf + 4096, 4096,
+			   IW_ACCESS_REMOTE_WRITE);
+	ck_assert_ptr_nonnull(target);
+	memset(e.s.buf + 4096, 0, 4096);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 64, e.s.mr->lkey };
+	post_recv(&e.s, 1, &r, 1);
+	memcpy(e.c.buf, "invalidate", 10);
+	sg = (struct iw_sge){ (uintptr_t)e.c.buf, 10, e.c.mr->lkey };
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.wr_id = 2, .sg_list = &sg, .num_sge = 1,
+		.opcode = IW_WR_SEND_WITH_INV, .send_flags = IW_SEND_SIGNALED,
+		.invalidate_rkey = target->rkey }, NULL), 0);
+	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	expect_wc(&wc, 2, IW_WC_SEND, 10);
+	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
+	expect_wc(&wc, 1, IW_WC_RECV, 10);
+	ck_assert(wc.wc_flags & IW_WC_WITH_INV);
+	ck_assert_uint_eq(wc.invalidated_rkey, target->rkey);
+	ck_assert_mem_eq(e.s.buf, "invalidate", 10);
+
+	/* the STag is dead: a Write to it is refused with a Terminate */
+	post_send(&e.c, 3, IW_WR_RDMA_WRITE, &sg, 1,
+		  (uintptr_t)e.s.buf + 4096, target->rkey);
+	ev = e2e_event(e.c.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
+	ck_assert_int_eq(ev->status, -IW_ETERMINATED);
+	ck_assert(ev->terminate.valid && ev->terminate.received);
+	ck_assert_uint_eq(ev->terminate.layer, 1);
+	ck_assert_uint_eq(ev->terminate.etype, 1);
+	ck_assert_uint_eq(ev->terminate.ecode, 0x00);
+	iw_ack_cm_event(ev);
+	ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
+	ck_assert_int_eq(ev->status, -IW_EDDP_T_STAG);
+	ck_assert(ev->terminate.valid && !ev->terminate.received);
+	iw_ack_cm_event(ev);
+	ck_assert(memchr(e.s.buf + 4096, 'i', 10) == NULL);
+	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS); /* the Write: done or flushed */
+	ck_assert_uint_eq(wc.wr_id, 3);
+	ck_assert_int_eq(iw_dereg_mr(target), 0);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* ---- regions deregistered under a peer's access ------------------------ */
+
+/*
+ * A server side (the library, as responder) and a raw peer connected to
+ * it as initiator; @buf_len octets registered for every access.
+ */
+static int raw_peer_pair(struct e2e_side *s, struct iw_cm_id **l,
+			 size_t buf_len, int rcvbuf)
+{
+	struct e2e_opts o;
+	struct iw_cm_event *ev;
+	char port[16];
+	int fd;
+
+	e2e_opts_default(&o);
+	o.buf_len = buf_len;
+	e2e_side_open(s, &o);
+	*l = iw_create_id(s->ch, NULL);
+	ck_assert_int_eq(iw_listen(*l, "127.0.0.1", "0", 4), 0);
+	e2e_port(*l, port, sizeof(port));
+	fd = e2e_raw_request(port, rcvbuf, 1);
+	ev = e2e_event(s->ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	s->id = ev->id;
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_accept(s->id, s->qp, NULL), 0);
+	e2e_expect(s->ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_raw_reply(fd);
+	return fd;
+}
+
+/* Deregistered: the side gets a fresh region so that teardown finds one. */
+static void replace_mr(struct e2e_side *s)
+{
+	s->mr = iw_reg_mr(s->pd, s->buf, 1, IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(s->mr);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put_be32(p, v);
+}
+
+/*
+ * The peer's RDMA Write is halfway into a region when the application
+ * deregisters it.  iw_dereg_mr() does not return before the Write has
+ * been stopped: the peer gets the Terminate an invalid STag gets (DDP
+ * tagged buffer error, RFC 5041 section 7.2), the QP is no longer in
+ * RTS, and what follows of the Write never reaches the memory.
+ */
+START_TEST(dereg_stops_a_write_being_placed)
+{
+	enum { PAYLOAD = 16000, FIRST = 8000 };
+	static uint8_t ulpdu[14 + PAYLOAD], fpdu[14 + PAYLOAD + 64];
+	volatile uint8_t *mem;
+	uint8_t send[18 + 4], term[128];
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	struct iw_qp_attr qa;
+	struct iw_mr *rmr;
+	struct iw_sge r;
+	struct iw_wc wc;
+	uint8_t rbuf[64];
+	size_t n, tl;
+	int fd;
+
+	fd = raw_peer_pair(&s, &l, 1 << 20, 0);
+	mem = s.buf;
+	memset(s.buf, 0, PAYLOAD);
+	/* a receive in a region of its own, for the Send behind the Write */
+	rmr = iw_reg_mr(s.pd, rbuf, sizeof(rbuf), IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(rmr);
+	r = (struct iw_sge){ (uintptr_t)rbuf, sizeof(rbuf), rmr->lkey };
+	post_recv(&s, 7, &r, 1);
+	/* DDP tagged, last; RDMAP Write; the server's STag and address */
+	ulpdu[0] = 0xc1;
+	ulpdu[1] = 0x40;
+	put32(ulpdu + 2, s.mr->rkey);
+	put_be64(ulpdu + 6, (uintptr_t)s.buf);
+	memset(ulpdu + 14, 0x5a, PAYLOAD);
+	n = e2e_raw_fpdu(fpdu, sizeof(fpdu), ulpdu, sizeof(ulpdu));
+	e2e_raw_write(fd, fpdu, 2 + 14 + FIRST);
+	for (int i = 0; i < E2E_WAIT_MS * 100 && mem[FIRST - 1] != 0x5a; i++)
+		usleep(10);
+	require(mem[FIRST - 1] == 0x5a, "the Write's first half never landed");
+	require(mem[FIRST] == 0, "more of the Write landed than was sent");
+
+	ck_assert_int_eq(iw_dereg_mr(s.mr), 0);
+	ck_assert_int_eq(iw_query_qp(s.qp, &qa), 0);
+	ck_assert_msg(qa.state == IW_QPS_TERMINATING || qa.state == IW_QPS_ERROR,
+		      "QP state %d after dereg", qa.state);
+	ck_assert_int_eq(qa.err, -IW_EDDP_T_STAG);
+	memset(s.buf, 0xee, PAYLOAD); /* the application's memory again */
+	/* the rest of the Write, then a Send (QN 0, MSN 1) */
+	e2e_raw_write(fd, fpdu + 2 + 14 + FIRST, n - (2 + 14 + FIRST));
+	memset(send, 0, sizeof(send));
+	send[0] = 0x41;
+	send[1] = 0x43;
+	put32(send + 10, 1);
+	memcpy(send + 18, "ping", 4);
+	n = e2e_raw_fpdu(fpdu, sizeof(fpdu), send, sizeof(send));
+	e2e_raw_write(fd, fpdu, n);
+	/* the Terminate: RDMAP opcode 7, then layer 1 (DDP), type 1, code 0 */
+	tl = e2e_raw_read_fpdu(fd, term, sizeof(term));
+	ck_assert_uint_ge(tl, 18 + 4);
+	ck_assert_uint_eq(term[1] & 0x0f, 7);
+	ck_assert_uint_eq(term[18], 0x11);
+	ck_assert_uint_eq(term[19], 0x00);
+	ck_assert_int_eq(e2e_expect(s.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS),
+			 -IW_EDDP_T_STAG);
+	e2e_poll(s.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc.wr_id, 7);
+	ck_assert_int_eq(wc.status, IW_WC_WR_FLUSH_ERR);
+	for (size_t i = 0; i < PAYLOAD; i++)
+		require(mem[i] == 0xee, "octet %zu written after dereg", i);
+	close(fd);
+	ck_assert_int_eq(iw_destroy_id(l), 0);
+	ck_assert_int_eq(iw_destroy_id(s.id), 0);
+	s.id = NULL;
+	ck_assert_int_eq(iw_destroy_qp(s.qp), 0);
+	ck_assert_int_eq(iw_dereg_mr(rmr), 0);
+	s.qp = iw_create_qp(s.pd, &(struct iw_qp_init_attr){
+		.send_cq = s.cq, .recv_cq = s.cq, .cap = { 1, 1, 1, 1, 0 } });
+	replace_mr(&s);
+	e2e_side_close(&s);
+}
+END_TEST
+
+/*
+ * The peer's RDMA Read is being answered from a region (the peer reads
+ * slowly, so the response is far from out) when the application
+ * deregisters it.  iw_dereg_mr() does not return before the response has
+ * been stopped; not one octet sent afterwards comes from the region, and
+ * the connection ends with the error an invalid Read source gets (RFC 5040
+ * section 7.1, remote protection error, invalid STag).
+ */
+START_TEST(dereg_stops_a_read_response_from_the_region)
+{
+	enum { SIZE = 16 << 20, STREAM_MAX = SIZE + (1 << 20) };
+	static uint8_t stream[STREAM_MAX];
+	uint8_t rr[18 + 28], fpdu[128];
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	struct iw_qp_attr qa;
+	struct pollfd p;
+	size_t n, got = 0;
+	int fd;
+
+	fd = raw_peer_pair(&s, &l, SIZE, 64 << 10);
+	memset(s.buf, 0x11, SIZE);
+	/* DDP untagged (QN 1, MSN 1), RDMAP Read Request: our sink, its source */
+	memset(rr, 0, sizeof(rr));
+	rr[0] = 0x41;
+	rr[1] = 0x41;
+	put32(rr + 6, 1);
+	put32(rr + 10, 1);
+	put32(rr + 18, 0x1234);
+	put32(rr + 18 + 12, SIZE);
+	put32(rr + 18 + 16, s.mr->rkey);
+	put_be64(rr + 18 + 20, (uintptr_t)s.buf);
+	n = e2e_raw_fpdu(fpdu, sizeof(fpdu), rr, sizeof(rr));
+	e2e_raw_write(fd, fpdu, n);
+	p = (struct pollfd){ fd, POLLIN, 0 };
+	ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1); /* the response began */
+
+	ck_assert_int_eq(iw_dereg_mr(s.mr), 0);
+	ck_assert_int_eq(iw_query_qp(s.qp, &qa), 0);
+	ck_assert_msg(qa.state == IW_QPS_TERMINATING || qa.state == IW_QPS_ERROR,
+		      "QP state %d after dereg", qa.state);
+	ck_assert_int_eq(qa.err, -IW_ERDMAP_STAG);
+	memset(s.buf, 0xee, SIZE);
+	/* all of the stream to its end, which may cut an FPDU */
+	for (;;) {
+		ssize_t r;
+
+		ck_assert_int_eq(poll(&p, 1, E2E_WAIT_MS), 1);
+		ck_assert_uint_lt(got, STREAM_MAX);
+		r = read(fd, stream + got, STREAM_MAX - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	/* every Read Response octet in it was copied before the dereg */
+	for (size_t off = 0, placed = 0; off + 2 + 14 <= got;) {
+		size_t len = (size_t)(stream[off] << 8 | stream[off + 1]);
+		size_t end = off + 2 + len < got ? off + 2 + len : got;
+
+		if ((stream[off + 3] & 0x0f) == 2) {
+			for (size_t i = off + 2 + 14; i < end; i++)
+				require(stream[i] == 0x11,
+					"response octet %zu sent after dereg",
+					placed + i - (off + 2 + 14));
+			placed += end - (off + 2 + 14);
+		}
+		off += (2 + len + 3) / 4 * 4 + 4;
+	}
+	printf("read response: %zu of %d octets left before the dereg\n", got,
+	       SIZE);
+	ck_assert_uint_lt(got, SIZE);
+	ck_assert_int_eq(e2e_expect(s.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS),
+			 -IW_ERDMAP_STAG);
+	close(fd);
+	ck_assert_int_eq(iw_destroy_id(l), 0);
+	replace_mr(&s);
+	e2e_side_close(&s);
+}
+END_TEST
+
 /* ---- many connections --------------------------------------------------- */
 
 #define N_CONN 256
@@ -738,7 +1198,7 @@ START_TEST(many_connections_at_once_each_move_verified_data)
 	l = iw_create_id(s.ch, NULL);
 	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", N_CONN), 0);
 	e2e_port(l, port, sizeof(port));
-	put_be64(ad.addr, (uintptr_t)(s.buf + N_CONN * MSG));
+	put_be64(ad.target, (uintptr_t)(s.buf + N_CONN * MSG));
 	put_be32(ad.rkey, s.mr->rkey);
 	for (int i = 0; i < N_CONN; i++) {
 		cid[i] = iw_create_id(c.ch, (void *)(uintptr_t)i);
@@ -787,7 +1247,7 @@ START_TEST(many_connections_at_once_each_move_verified_data)
 
 		e2e_fill(src, MSG, (uint32_t)i);
 		post_send(&one, (uint64_t)i, IW_WR_RDMA_WRITE, &sg, 1,
-			  get_be64(ad.addr) + (size_t)i * MSG, s.mr->rkey);
+			  get_be64(ad.target) + (size_t)i * MSG, s.mr->rkey);
 		post_send(&one, N_CONN + (uint64_t)i, IW_WR_SEND, &sg, 1, 0, 0);
 	}
 	e2e_poll(c.cq, wc, 2 * N_CONN, 3 * E2E_WAIT_MS);
@@ -856,14 +1316,24 @@ static Suite *verbs_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("processes");
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, two_processes_move_verified_data, 0, 4);
+	tcase_add_loop_test(tc, two_processes_move_verified_data, 0, N_PROC_CFGS);
 	tcase_add_test(tc, peer_death_mid_transfer_completes_everything_once);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("streams");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, disconnect_mid_transfer_completes_everything_once);
+	tcase_add_test(tc, disconnect_with_a_read_outstanding_completes_everything_once);
 	tcase_add_test(tc, disconnect_while_the_peer_stalls_flushes_what_did_not_leave);
 	tcase_add_test(tc, many_connections_at_once_each_move_verified_data);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("invalidate");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, send_with_invalidate_ends_the_named_rkey);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("regions");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, dereg_stops_a_write_being_placed);
+	tcase_add_test(tc, dereg_stops_a_read_response_from_the_region);
 	suite_add_tcase(s, tc);
 	return s;
 }

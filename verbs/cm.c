@@ -5,6 +5,8 @@
  * connection is in conn.c.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -19,7 +21,6 @@
 struct cm_event_node {
 	struct iw_cm_event ev;
 	uint8_t pd[MPA_MAX_PD_LEN];
-	bool dead; /* its identifier was destroyed: never handed out */
 	struct cm_event_node *next;
 };
 
@@ -38,8 +39,8 @@ struct iw_cm_channel *iw_create_cm_channel(struct iw_context *ctx)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* one read, one event */
-	ch->efd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	/* readable exactly while an event is queued (see channel_sync) */
+	ch->efd = eventfd(0, EFD_CLOEXEC);
 	if (ch->efd < 0) {
 		int e = errno;
 
@@ -75,6 +76,57 @@ int iw_cm_channel_fd(struct iw_cm_channel *ch)
 }
 
 /*
+ * With ch->lock held: the descriptor follows the queue, readable while it
+ * holds an event and not otherwise, so that a poll that says readable is
+ * never followed by an iw_get_cm_event() that waits.  The eventfd counts
+ * 1 at most; draining it only reads what poll() has seen there.
+ */
+static void channel_sync(struct iw_cm_channel *ch)
+{
+	struct pollfd p = { ch->efd, POLLIN, 0 };
+	uint64_t v = 1;
+
+	if (ch->head) {
+		if (poll(&p, 1, 0) == 0 &&
+		    write(ch->efd, &v, sizeof(v)) != sizeof(v))
+			iw_log(ch->ctx, 1, "CM event channel: %s",
+			       strerror(errno));
+	} else if (poll(&p, 1, 0) == 1) {
+		if (read(ch->efd, &v, sizeof(v)) != sizeof(v))
+			iw_log(ch->ctx, 1, "CM event channel: %s",
+			       strerror(errno));
+	}
+}
+
+/* With ch->lock held. */
+static void channel_append(struct iw_cm_channel *ch, struct cm_event_node *n)
+{
+	n->next = NULL;
+	if (ch->tail)
+		ch->tail->next = n;
+	else
+		ch->head = n;
+	ch->tail = n;
+	channel_sync(ch);
+}
+
+/* Waits until the descriptor is readable; -EAGAIN when it is non-blocking. */
+static int channel_wait(struct iw_cm_channel *ch)
+{
+	struct pollfd p = { ch->efd, POLLIN, 0 };
+	int fl = fcntl(ch->efd, F_GETFL);
+
+	if (fl < 0)
+		return -errno;
+	if (fl & O_NONBLOCK)
+		return -EAGAIN;
+	while (poll(&p, 1, -1) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+/*
  * Takes the next event, waiting for one unless the channel's fd was made
  * non-blocking (then -EAGAIN).  Give it back with iw_ack_cm_event().
  */
@@ -84,51 +136,60 @@ int iw_get_cm_event(struct iw_cm_channel *ch, struct iw_cm_event **event)
 
 	if (!ch || !event)
 		return -EINVAL;
-	do {
-		uint64_t v;
-		ssize_t r;
+	for (;;) {
+		int rc;
 
-		do
-			r = read(ch->efd, &v, sizeof(v));
-		while (r < 0 && errno == EINTR);
-		if (r < 0)
-			return -errno;
 		pthread_mutex_lock(&ch->lock);
 		n = ch->head;
-		ch->head = n->next;
-		if (!ch->head)
-			ch->tail = NULL;
+		if (n) {
+			ch->head = n->next;
+			if (!ch->head)
+				ch->tail = NULL;
+			channel_sync(ch);
+		}
 		pthread_mutex_unlock(&ch->lock);
-		if (!n->dead)
+		if (n)
 			break;
-		free(n);
-	} while (true);
+		rc = channel_wait(ch);
+		if (rc)
+			return rc;
+	}
 	*event = &n->ev;
 	return 0;
 }
 
 /*
  * The events of a destroyed identifier that nobody has taken yet are
- * never handed out; neither are the connection requests a destroyed
+ * dropped at once, so that they neither reach the application nor keep
+ * the descriptor readable; so are the connection requests a destroyed
  * listener had queued, whose identifiers are returned in @orphans (up to
  * @max; returns how many) for the caller to destroy.
  */
 static size_t channel_forget(struct iw_cm_channel *ch, struct iw_cm_id *id,
 			     struct iw_cm_id **orphans, size_t max)
 {
+	struct cm_event_node **pp, *prev = NULL;
 	size_t n = 0;
 
 	pthread_mutex_lock(&ch->lock);
-	for (struct cm_event_node *e = ch->head; e; e = e->next) {
-		if (e->dead)
-			continue;
-		if (e->ev.id == id) {
-			e->dead = true;
-		} else if (e->ev.listen_id == id && n < max) {
-			e->dead = true;
+	for (pp = &ch->head; *pp;) {
+		struct cm_event_node *e = *pp;
+		bool drop = e->ev.id == id;
+
+		if (!drop && e->ev.listen_id == id && n < max) {
+			drop = true;
 			orphans[n++] = e->ev.id;
 		}
+		if (!drop) {
+			prev = e;
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		free(e);
 	}
+	ch->tail = prev;
+	channel_sync(ch);
 	pthread_mutex_unlock(&ch->lock);
 	return n;
 }
@@ -164,14 +225,19 @@ const char *iw_cm_event_str(enum iw_cm_event_type event)
 void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 	      bool with_peer)
 {
-	struct cm_event_node *n = calloc(1, sizeof(*n));
 	struct iw_cm_channel *ch = id->ch;
-	uint64_t one = 1;
+	struct cm_event_node *n;
 
 	iw_log_id(id, "event: %s%s%s", iw_cm_event_str(type),
 		  status ? ": " : "", status ? iw_strerror(status) : "");
-	if (!n)
-		return; /* nothing can carry it; the state still changed */
+	if (!id->ev_left) {
+		/* CM_EVENTS_PER_ID is wrong: say so rather than lose it quietly */
+		iw_log(id->ctx, 0, "libiwarp bug: no room for a CM event (%s)",
+		       iw_cm_event_str(type));
+		return;
+	}
+	n = id->ev_nodes[--id->ev_left];
+	id->ev_nodes[id->ev_left] = NULL;
 	n->ev = (struct iw_cm_event){
 		.event = type,
 		.id = id,
@@ -187,14 +253,8 @@ void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 		n->ev.private_data_len = id->peer_pd_len;
 	}
 	pthread_mutex_lock(&ch->lock);
-	if (ch->tail)
-		ch->tail->next = n;
-	else
-		ch->head = n;
-	ch->tail = n;
+	channel_append(ch, n);
 	pthread_mutex_unlock(&ch->lock);
-	if (write(ch->efd, &one, sizeof(one)) != sizeof(one))
-		iw_log(id->ctx, 1, "CM event channel full");
 }
 
 /* ---- identifiers --------------------------------------------------------- */
@@ -214,7 +274,25 @@ void iw_mpa_opts_default(struct iw_mpa_opts *o)
 }
 
 static void on_timeout(evutil_socket_t fd, short what, void *arg);
+static void on_term_timeout(evutil_socket_t fd, short what, void *arg);
 
+/* Frees an identifier's own memory: its timer, its unused event nodes. */
+static void id_release(struct iw_cm_id *id)
+{
+	if (id->timer)
+		event_free(id->timer);
+	if (id->term_timer)
+		event_free(id->term_timer);
+	for (unsigned int i = 0; i < id->ev_left; i++)
+		free(id->ev_nodes[i]);
+	free(id);
+}
+
+/*
+ * The nodes of every event the identifier will ever report are allocated
+ * with it (CM_EVENTS_PER_ID): an event, the final one above all, must not
+ * be lost to an allocation that fails when it happens.
+ */
 static struct iw_cm_id *id_new(struct iw_context *ctx, struct iw_cm_channel *ch,
 			       void *context)
 {
@@ -222,9 +300,17 @@ static struct iw_cm_id *id_new(struct iw_context *ctx, struct iw_cm_channel *ch,
 
 	if (!id)
 		return NULL;
+	for (; id->ev_left < CM_EVENTS_PER_ID; id->ev_left++) {
+		id->ev_nodes[id->ev_left] = calloc(1, sizeof(struct cm_event_node));
+		if (!id->ev_nodes[id->ev_left]) {
+			id_release(id);
+			return NULL;
+		}
+	}
 	id->timer = evtimer_new(ctx->base, on_timeout, id);
-	if (!id->timer) {
-		free(id);
+	id->term_timer = evtimer_new(ctx->base, on_term_timeout, id);
+	if (!id->timer || !id->term_timer) {
+		id_release(id);
 		return NULL;
 	}
 	id->ctx = ctx;
@@ -435,15 +521,14 @@ static void id_free(struct iw_cm_id *id)
 	cm_unlink_pending(id);
 	pthread_mutex_lock(&id->lock);
 	id->reported = true;
-	conn_close(id);
+	conn_close(id, -IW_ECLOSED);
 	detach_qp(id);
 	pthread_mutex_unlock(&id->lock);
 	if (id->has_tp)
 		tp_free(&id->tp);
-	event_free(id->timer);
 	channel_forget(id->ch, id, NULL, 0);
 	pthread_mutex_destroy(&id->lock);
-	free(id);
+	id_release(id);
 }
 
 static void destroy_later(evutil_socket_t fd, short what, void *arg)
@@ -463,7 +548,7 @@ void cm_stream_ended(struct iw_cm_id *id, int err)
 {
 	enum iw_cm_event_type type;
 
-	conn_close(id);
+	conn_close(id, err);
 	if (id->reported)
 		return;
 	id->reported = true;
@@ -487,7 +572,7 @@ void cm_stream_ended(struct iw_cm_id *id, int err)
 
 /*
  * No MPA Reply (initiator) or Request (responder) came in time, or the
- * initiator's first FPDU has waited as long as it was asked to.
+ * first FPDU has waited as long as it was asked to.
  */
 static void on_timeout(evutil_socket_t fd, short what, void *arg)
 {
@@ -510,6 +595,18 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 		}
 		cm_stream_ended(id, -ETIMEDOUT);
 	}
+	pthread_mutex_unlock(&id->lock);
+}
+
+/* A Terminate could not leave in time (see check_engine in conn.c). */
+static void on_term_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct iw_cm_id *id = arg;
+
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&id->lock);
+	conn_terminate_expired(id);
 	pthread_mutex_unlock(&id->lock);
 }
 
@@ -548,8 +645,8 @@ static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 		pthread_mutex_unlock(&id->lock);
 		cm_unlink_pending(id);
 		close(fd);
-		event_free(id->timer);
-		free(id);
+		pthread_mutex_destroy(&id->lock);
+		id_release(id);
 		return;
 	}
 	id->has_tp = true;
@@ -792,7 +889,7 @@ int iw_disconnect(struct iw_cm_id *id)
 	} else if (id->state != ID_CLOSED && id->state != ID_IDLE &&
 		   id->state != ID_LISTEN) {
 		id->reported = true;
-		conn_close(id);
+		conn_close(id, -IW_ECLOSED);
 	}
 	pthread_mutex_unlock(&id->lock);
 	return 0;

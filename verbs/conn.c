@@ -33,13 +33,60 @@ static struct rdmap_qp *engine(struct iw_cm_id *id)
 	return id->state == ID_CONNECTED && id->qp ? &id->qp->engine : NULL;
 }
 
-/* Closes the stream when the engine has ended it. */
+/*
+ * Closes the stream when the engine has ended it.  An engine that has a
+ * Terminate to send (RFC 5040 section 4.8) gets reply_timeout_ms for it
+ * to leave, whatever holds it back (a peer that stops reading, the first
+ * FPDU's hold): nothing may keep the connection, its queue pair and the
+ * application waiting for a final event for ever.
+ */
 static void check_engine(struct iw_cm_id *id)
 {
 	struct rdmap_qp *e = engine(id);
+	uint32_t ms = id->opts.reply_timeout_ms;
 
-	if (e && e->state == RDMAP_QP_ERROR)
+	if (e && e->state == RDMAP_QP_ERROR) {
 		cm_stream_ended(id, e->err);
+	} else if (e && e->state == RDMAP_QP_TERMINATING &&
+		   !id->term_deadline) {
+		struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+		id->term_deadline = true;
+		evtimer_add(id->term_timer, &tv);
+	}
+}
+
+/*
+ * The Terminate has not left in time: the stream closes without it, and
+ * the final event says what the Terminate was for.
+ */
+void conn_terminate_expired(struct iw_cm_id *id)
+{
+	struct rdmap_qp *e = engine(id);
+
+	if (!e || e->state != RDMAP_QP_TERMINATING)
+		return;
+	iw_log_id(id, "the Terminate could not leave within %u ms; closing",
+		  id->opts.reply_timeout_ms);
+	cm_stream_ended(id, e->err);
+}
+
+/*
+ * Sends what the engine has ready, and closes the stream if the engine
+ * has ended it: for changes made outside the transport's callbacks
+ * (work posted, a region deregistered, a Terminate queued by us).
+ */
+void conn_kick(struct iw_cm_id *id)
+{
+	int rc;
+
+	if (id->state != ID_CONNECTED || !id->has_tp)
+		return;
+	rc = tp_kick(&id->tp);
+	if (rc)
+		cm_stream_ended(id, rc);
+	else
+		check_engine(id);
 }
 
 static int conn_tx_gather(void *arg, struct iovec *iov, int max,
@@ -151,8 +198,8 @@ static void refuse_with_terminate(struct iw_cm_id *id, int err)
 	if (rdmap_qp_start(&id->qp->engine, &c) == 0) {
 		id->state = ID_CONNECTED;
 		rdmap_qp_terminate(&id->qp->engine, err);
-		if (tp_kick(&id->tp) == 0)
-			return; /* closes once the Terminate has left */
+		conn_kick(id); /* closes once the Terminate has left */
+		return;
 	}
 	cm_stream_ended(id, err);
 }
@@ -180,6 +227,8 @@ static void timer_stop(struct iw_cm_id *id)
 {
 	if (id->timer)
 		event_del_noblock(id->timer);
+	if (id->term_timer)
+		event_del_noblock(id->term_timer);
 }
 
 #define FIRST_FPDU_DELAY_MIN_US 1000
@@ -241,7 +290,7 @@ static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
 	if (rc == -IW_EMPA_REJECTED) {
 		id->reported = true;
 		cm_event(id, IW_CM_EVENT_REJECTED, rc, true);
-		conn_close(id);
+		conn_close(id, rc);
 		return;
 	}
 	if (rc) {
@@ -265,16 +314,8 @@ static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
 /* The first FPDU has waited long enough: what is queued goes now. */
 void conn_release_hold(struct iw_cm_id *id)
 {
-	int rc;
-
 	id->tx_hold = false;
-	if (id->state != ID_CONNECTED)
-		return;
-	rc = tp_kick(&id->tp);
-	if (rc)
-		cm_stream_ended(id, rc);
-	else
-		check_engine(id);
+	conn_kick(id);
 }
 
 /* Responder: the peer's Request arrived whole; the application decides. */
@@ -395,7 +436,7 @@ static void conn_connected(void *arg, int err)
 		iw_log_id(id, "TCP connect failed: %s", iw_strerror(err));
 		id->reported = true;
 		cm_event(id, IW_CM_EVENT_UNREACHABLE, err, false);
-		conn_close(id);
+		conn_close(id, err);
 		return;
 	}
 	id->state = ID_REQ_SENT;
@@ -432,13 +473,20 @@ static void conn_closed(void *arg, int err)
 	case ID_REQ_SENT:
 	case ID_REQ_WAIT:
 	case ID_REQ_RCVD:
-		/* a peer that hangs up mid-handshake resets the connection */
+		/*
+		 * A peer that hangs up mid-handshake resets the connection;
+		 * one that does so inside its Request or Reply cut it short.
+		 */
+		if (!err)
+			err = id->in_len && id->state != ID_REQ_RCVD
+				      ? -IW_EMPA_TRUNCATED
+				      : -ECONNRESET;
 		iw_log_id(id, "closed during the MPA handshake: %s",
-			  err ? iw_strerror(err) : "end of stream");
-		cm_stream_ended(id, err ? err : -ECONNRESET);
+			  iw_strerror(err));
+		cm_stream_ended(id, err);
 		break;
 	default:
-		conn_close(id);
+		conn_close(id, err);
 		break;
 	}
 }
@@ -474,14 +522,19 @@ const struct tp_ops conn_tp_ops = {
 	.trace_frame_len = conn_trace_frame_len,
 };
 
-/* Ends the connection without an event: the socket closes. */
-void conn_close(struct iw_cm_id *id)
+/*
+ * Ends the connection without an event: the socket closes and the QP goes
+ * to the error state, its outstanding work flushed with @err (0: closed).
+ * A QP whose connection failed before it was established goes there too,
+ * as in libibverbs: the work posted on it for that connection completes
+ * now, flushed, rather than never or on some later connection.
+ */
+void conn_close(struct iw_cm_id *id, int err)
 {
 	timer_stop(id);
 	if (id->has_tp)
 		tp_shutdown(&id->tp);
-	if (id->qp && id->qp->engine.state != RDMAP_QP_ERROR &&
-	    id->qp->engine.state != RDMAP_QP_IDLE)
-		rdmap_qp_set_error(&id->qp->engine, -IW_ECLOSED);
+	if (id->qp && id->qp->engine.state != RDMAP_QP_ERROR)
+		rdmap_qp_set_error(&id->qp->engine, err ? err : -IW_ECLOSED);
 	id->state = ID_CLOSED;
 }

@@ -179,6 +179,7 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 	}
 	pthread_mutex_init(&qp->own_lock, NULL);
 	atomic_init(&qp->lock, &qp->own_lock);
+	pd_add_qp(pd, qp);
 	return qp;
 }
 
@@ -195,6 +196,7 @@ int iw_destroy_qp(struct iw_qp *qp)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(l);
+	pd_remove_qp(qp->pd, qp);
 	rdmap_qp_fini(&qp->engine);
 	qp_release_cqs(qp);
 	pthread_mutex_destroy(&qp->own_lock);
@@ -255,19 +257,6 @@ int iw_qp_to_error(struct iw_qp *qp)
 	return 0;
 }
 
-/* Sends what the engine has ready when the QP is connected. */
-static void qp_kick(struct iw_qp *qp)
-{
-	struct iw_cm_id *id = qp->id;
-	int rc;
-
-	if (!id || id->state != ID_CONNECTED || !id->has_tp)
-		return;
-	rc = tp_kick(&id->tp);
-	if (rc)
-		cm_stream_ended(id, rc);
-}
-
 /*
  * Posts a chain of send work requests.  Returns 0, or the reason the first
  * refused one (*@bad_wr) was not queued: -EINVAL (malformed), -ENOMEM
@@ -289,6 +278,7 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 
 	if (!qp)
 		return -EINVAL;
+	pd_post_begin(qp->pd);
 	l = qp_lock(qp);
 	for (; wr; wr = wr->next) {
 		struct rdmap_send_wr w = {
@@ -328,8 +318,10 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 			break;
 		}
 	}
-	qp_kick(qp);
+	if (qp->id)
+		conn_kick(qp->id);
 	pthread_mutex_unlock(l);
+	pd_post_end(qp->pd);
 	return rc;
 }
 
@@ -369,6 +361,7 @@ int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
 
 	if (!qp)
 		return -EINVAL;
+	pd_post_begin(qp->pd);
 	l = qp_lock(qp);
 	for (; wr; wr = wr->next) {
 		rc = post_one_recv(qp, wr);
@@ -379,6 +372,7 @@ int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
 		}
 	}
 	pthread_mutex_unlock(l);
+	pd_post_end(qp->pd);
 	return rc;
 }
 

@@ -32,6 +32,7 @@ struct iw_srq *iw_create_srq(struct iw_pd *pd, struct iw_srq_init_attr *attr)
 	srq->max_wr = attr->max_wr;
 	atomic_init(&srq->unpolled, 0);
 	pthread_mutex_init(&srq->lock, NULL);
+	pd_add_srq(pd, srq);
 	return srq;
 }
 
@@ -47,6 +48,7 @@ int iw_destroy_srq(struct iw_srq *srq)
 	pthread_mutex_unlock(&srq->lock);
 	if (qps)
 		return -EBUSY;
+	pd_remove_srq(srq->pd, srq);
 	rdmap_srq_fini(&srq->srq);
 	pthread_mutex_destroy(&srq->lock);
 	free(srq->cq_uses);
@@ -90,16 +92,16 @@ static int post_one_srq_recv(struct iw_srq *srq, const struct iw_recv_wr *wr)
 int iw_post_srq_recv(struct iw_srq *srq, struct iw_recv_wr *wr,
 		     struct iw_recv_wr **bad_wr)
 {
+	int rc = 0;
+
 	if (!srq)
 		return -EINVAL;
-	for (; wr; wr = wr->next) {
-		int rc = post_one_srq_recv(srq, wr);
-
-		if (rc) {
-			if (bad_wr)
-				*bad_wr = wr;
-			return rc;
-		}
+	pd_post_begin(srq->pd);
+	for (; wr && !rc; wr = wr->next) {
+		rc = post_one_srq_recv(srq, wr);
+		if (rc && bad_wr)
+			*bad_wr = wr;
 	}
-	return 0;
+	pd_post_end(srq->pd);
+	return rc;
 }

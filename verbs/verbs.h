@@ -5,10 +5,11 @@
  * identifiers that run the MPA handshake over the TCP transport.
  *
  * Locks, taken in this order, never the other way round:
- *   a connection's lock (struct iw_cm_id.lock; a QP not connected yet
- *   uses its own) > an SRQ's CQ list (struct iw_srq.lock) > a CQ's lock
- *   > a CM channel's lock; the context's lock (pd ids, listeners'
- *   pending lists) is taken last, under any of them.
+ *   a PD's posting lock (struct iw_pd.post_lock) > a connection's lock
+ *   (struct iw_cm_id.lock; a QP not connected yet uses its own) > an
+ *   SRQ's CQ list (struct iw_srq.lock) > a CQ's lock > a CM channel's
+ *   lock; the context's lock (pd ids, listeners' pending lists) is taken
+ *   last, under any of them.
  * The STag table and an SRQ's receive ring lock themselves.
  */
 #ifndef IW_VERBS_H
@@ -49,9 +50,17 @@ struct iw_context {
 	struct tp_trace *trace; /* NULL: not tracing */
 };
 
+/*
+ * Posting takes the posting lock shared, which keeps a region from being
+ * deregistered while work naming it is being queued; iw_dereg_mr() takes
+ * it alone, and looks at the QPs and SRQs listed under it.
+ */
 struct iw_pd {
 	struct iw_context *ctx;
 	uint32_t id;
+	pthread_rwlock_t post_lock;
+	struct iw_qp *qps;   /* linked through pd_next, under post_lock */
+	struct iw_srq *srqs; /* linked through pd_next, under post_lock */
 };
 
 /*
@@ -96,6 +105,7 @@ struct iw_srq {
 	pthread_mutex_t lock; /* cq_uses */
 	struct srq_cq_use *cq_uses;
 	unsigned int n_cq_uses, qps;
+	struct iw_srq *pd_prev, *pd_next;
 };
 
 struct iw_qp {
@@ -115,6 +125,7 @@ struct iw_qp {
 	pthread_mutex_t own_lock;
 	_Atomic(pthread_mutex_t *) lock; /* the connection's once attached */
 	struct iw_cm_id *id;		 /* the connection, or NULL */
+	struct iw_qp *pd_prev, *pd_next;
 	struct rdmap_qp engine;
 };
 
@@ -134,9 +145,15 @@ enum id_state {
 struct iw_cm_channel {
 	struct iw_context *ctx;
 	pthread_mutex_t lock;
-	int efd; /* eventfd counting queued events */
+	int efd; /* eventfd: readable while an event is queued */
 	struct cm_event_node *head, *tail;
 };
+
+/*
+ * The events an identifier reports in its life: CONNECT_REQUEST (passive
+ * side), ESTABLISHED, and one final event.
+ */
+#define CM_EVENTS_PER_ID 3
 
 struct iw_cm_id {
 	struct iw_context *ctx;
@@ -156,13 +173,15 @@ struct iw_cm_id {
 	struct tp_listener listener;
 	struct tp_conn tp;
 	bool has_tp;
-	struct event *timer;
+	struct event *timer;	  /* handshake, first FPDU hold */
+	struct event *term_timer; /* a Terminate's time to leave */
 	struct iw_qp *qp;
 	bool up;	   /* ESTABLISHED went out */
 	bool reported;	   /* the final event (error/disconnect) went out */
 	bool internal;	   /* a passive id the application has not seen */
 	bool close_after_tx; /* a refusing Reply: close once it has left */
 	bool tx_hold;	     /* the first FPDU waits (timer) */
+	bool term_deadline;  /* term_timer runs */
 	/* initiator: when our Request went out and the Reply came */
 	struct timespec hs_start, hs_done;
 	/* the MPA frame going out (Request or Reply) */
@@ -178,6 +197,9 @@ struct iw_cm_id {
 	uint8_t peer_pd[MPA_MAX_PD_LEN];
 	uint16_t peer_pd_len;
 	struct iw_terminate_info term;
+	/* the nodes of the events still to come, allocated up front */
+	struct cm_event_node *ev_nodes[CM_EVENTS_PER_ID];
+	unsigned int ev_left;
 };
 
 /* context.c */
@@ -185,6 +207,14 @@ void iw_log(struct iw_context *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* mr.c */
+void pd_post_begin(struct iw_pd *pd);
+void pd_post_end(struct iw_pd *pd);
+void pd_add_qp(struct iw_pd *pd, struct iw_qp *qp);
+void pd_remove_qp(struct iw_pd *pd, struct iw_qp *qp);
+void pd_add_srq(struct iw_pd *pd, struct iw_srq *srq);
+void pd_remove_srq(struct iw_pd *pd, struct iw_srq *srq);
 
 /* cq.c */
 void cq_push(struct iw_cq *cq, const struct iw_wc *wc, bool recv);
@@ -206,8 +236,10 @@ bool cm_unlink_pending(struct iw_cm_id *id);
 extern const struct tp_ops conn_tp_ops;
 void conn_hold_first_fpdu(struct iw_cm_id *id, bool initiator);
 void conn_release_hold(struct iw_cm_id *id);
+void conn_terminate_expired(struct iw_cm_id *id);
+void conn_kick(struct iw_cm_id *id);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);
-void conn_close(struct iw_cm_id *id);
+void conn_close(struct iw_cm_id *id, int err);
 
 #endif /* IW_VERBS_H */

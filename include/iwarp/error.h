@@ -72,6 +72,9 @@ enum iw_error {
 	IW_ECLOSED,	      /* the connection closed */
 	IW_ECQ_OVERRUN,	      /* a completion found its CQ full */
 
+	/* MPA again: codes added later go last, so that none changes value */
+	IW_EMPA_TRUNCATED, /* stream ended inside the MPA Request or Reply */
+
 	IW_ERROR_END
 };
 
