@@ -389,6 +389,7 @@ END_TEST
 
 START_TEST(scan_stream_ending_in_a_leading_marker_is_incomplete)
 {
+	static const uint8_t payload[500];
 	uint8_t w[4096];
 	struct mpa_scanner sc;
 	struct mpa_scan_fpdu f;
@@ -396,7 +397,7 @@ START_TEST(scan_stream_ending_in_a_leading_marker_is_incomplete)
 	size_t n;
 
 	mpa_tx_init(&tx, 2000, true, false);
-	n = frame_into(&tx, w, 500, w); /* 4 + 2 + 500 + 2 + 4 = 512 */
+	n = frame_into(&tx, payload, 500, w); /* 4 + 2 + 500 + 2 + 4 = 512 */
 	ck_assert_uint_eq(n, 512);
 	memset(w + n, 0, 3); /* three octets of the next leading marker */
 	mpa_scan_init(&sc, w, n + 3, 0, true, false);
