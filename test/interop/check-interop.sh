@@ -571,7 +571,7 @@ scenario_side_by_side() {
 	stage_perf "$dir"
 	cat >"$dir/guest.sh" <<'GUEST'
 # a perftest bandwidth run over siw0: the client's average Gbit/s
-perftest() {
+perftest_once() {
 	t=$1 s=$2 n=$3
 	timeout -k 5 120 "ib_${t}_bw" -R -d siw0 -F --report_gbits -s "$s" \
 		-n "$n" >"srv-$t-$s.log" 2>&1 &
@@ -585,6 +585,15 @@ perftest() {
 	log=cli-$t-$s.log
 	[ "$t" = send ] && log=srv-$t-$s.log
 	awk -v s="$s" '$1 == s && NF >= 4 { g = $4 } END { print g }' "$log"
+}
+# perftest now and then reports an average of 0 for a run that moved its
+# data (its clock under emulation); such a run is repeated, twice at most
+perftest() {
+	for try in 1 2 3; do
+		g=$(perftest_once "$@")
+		[ -n "$g" ] && awk -v g="$g" 'BEGIN { exit !(g > 0) }' && break
+	done
+	echo "$g"
 }
 # the same over libiwarp, both ends in one process over lo
 ours() {
@@ -601,7 +610,9 @@ done
 GUEST
 	guest_start "$dir"
 	wait "$guest_pid"
-	if [ "$(awk 'NF == 4' "$dir/results" 2>/dev/null | wc -l)" -eq 9 ]; then
+	# nine rows, each with two figures above zero
+	if [ "$(awk 'NF == 4 && $3 > 0 && $4 > 0' "$dir/results" 2>/dev/null |
+		wc -l)" -eq 9 ]; then
 		cell side-by-side/measured ok
 	else
 		cell side-by-side/measured fail "$(cat "$dir/results" 2>/dev/null)"
