@@ -149,13 +149,10 @@ void e2e_poll(struct iw_cq *cq, struct iw_wc *wc, int n, int ms)
 	require(got == n, "%d of %d completions within %d ms", got, n, ms);
 }
 
-struct iw_cm_id *e2e_start(struct e2e *e, const struct e2e_opts *o)
+struct iw_cm_id *e2e_request(struct e2e *e, const struct e2e_opts *o)
 {
 	struct iw_cm_event *ev;
 
-	memset(e, 0, sizeof(*e));
-	e2e_side_open(&e->c, o);
-	e2e_side_open(&e->s, o);
 	e->listen = iw_create_id(e->s.ch, NULL);
 	ck_assert_ptr_nonnull(e->listen);
 	ck_assert_int_eq(iw_set_mpa_opts(e->listen, &o->server), 0);
@@ -172,6 +169,14 @@ struct iw_cm_id *e2e_start(struct e2e *e, const struct e2e_opts *o)
 	e->s.id = ev->id;
 	iw_ack_cm_event(ev);
 	return e->s.id;
+}
+
+struct iw_cm_id *e2e_start(struct e2e *e, const struct e2e_opts *o)
+{
+	memset(e, 0, sizeof(*e));
+	e2e_side_open(&e->c, o);
+	e2e_side_open(&e->s, o);
+	return e2e_request(e, o);
 }
 
 void e2e_connect(struct e2e *e, const struct e2e_opts *o)

@@ -87,6 +87,21 @@ void pair_init(struct pair *p, const struct pair_opts *o, struct rng *r)
 	}
 }
 
+void pair_init_seeded(struct pair *p, const struct pair_opts *o,
+		      struct rng *r, const char *name, uint64_t seed)
+{
+	rng_seed(r, name, seed);
+	pair_init(p, o, r);
+}
+
+struct rdmap_send_wr pair_send_wr(uint64_t id, uint8_t op,
+				  const struct rdmap_sge *sge, uint32_t n)
+{
+	return (struct rdmap_send_wr){ .wr_id = id, .op = op,
+				       .flags = RDMAP_WR_SIGNALED, .sge = sge,
+				       .num_sge = n };
+}
+
 void pair_fini(struct pair *p)
 {
 	for (int i = 0; i < 2; i++) {

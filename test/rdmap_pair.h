@@ -59,6 +59,12 @@ extern const struct rdmap_ops pair_ops;
 
 void pair_opts_default(struct pair_opts *o);
 void pair_init(struct pair *p, const struct pair_opts *o, struct rng *r);
+/* The same after seeding @r for the test @name (the seed is logged). */
+void pair_init_seeded(struct pair *p, const struct pair_opts *o,
+		      struct rng *r, const char *name, uint64_t seed);
+/* A signalled send work request over @n SGEs. */
+struct rdmap_send_wr pair_send_wr(uint64_t id, uint8_t op,
+				  const struct rdmap_sge *sge, uint32_t n);
 void pair_fini(struct pair *p);
 /* Moves octets both ways until neither side has anything to send. */
 void pair_pump(struct pair *p);

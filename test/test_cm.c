@@ -513,6 +513,24 @@ START_TEST(reply_cut_off_mid_frame_is_truncated)
 END_TEST
 
 /*
+ * A context with its debug log on, listening on a free port of 127.0.0.1
+ * (@port), and the log captured from here on.
+ */
+static struct iw_cm_id *debug_listener(struct e2e_side *s,
+				       struct log_capture *lc, char *port,
+				       size_t len)
+{
+	struct iw_cm_id *l;
+
+	client_open(s);
+	iw_set_debug(s->ctx, 1);
+	l = iw_create_id(s->ch, NULL);
+	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 4), 0);
+	e2e_port(l, port, len);
+	log_start(lc);
+	return l;
+}
+/*
  * The responder's side of it: a connection whose Request is cut short
  * goes away before the application sees it; the debug log names why.
  */
@@ -524,12 +542,7 @@ START_TEST(request_cut_off_mid_frame_is_truncated)
 	char port[16], *log;
 	int fd;
 
-	client_open(&s);
-	iw_set_debug(s.ctx, 1);
-	l = iw_create_id(s.ch, NULL);
-	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 4), 0);
-	e2e_port(l, port, sizeof(port));
-	log_start(&lc);
+	l = debug_listener(&s, &lc, port, sizeof(port));
 	fd = raw_connect(port);
 	ck_assert_int_eq(write(fd, good_request, 22), 22);
 	shutdown(fd, SHUT_WR);
@@ -561,12 +574,7 @@ START_TEST(data_behind_the_request_is_refused_as_unexpected)
 	size_t rl = sizeof(good_request) - 1, fl = sizeof(some_fpdu) - 1;
 	int fd;
 
-	client_open(&s);
-	iw_set_debug(s.ctx, 1);
-	l = iw_create_id(s.ch, NULL);
-	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 4), 0);
-	e2e_port(l, port, sizeof(port));
-	log_start(&lc);
+	l = debug_listener(&s, &lc, port, sizeof(port));
 	fd = raw_connect(port);
 	if (_i == 0) {
 		memcpy(both, good_request, rl);
@@ -1086,18 +1094,7 @@ START_TEST(contexts_naming_one_trace_share_it)
 	setenv("IWARP_TRACE", "./t.pcap", 1);
 	e2e_side_open(&e.s, &o);
 	unsetenv("IWARP_TRACE");
-	e.listen = iw_create_id(e.s.ch, NULL);
-	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
-	e2e_port(e.listen, e.port, sizeof(e.port));
-	e.c.id = iw_create_id(e.c.ch, NULL);
-	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
-			 0);
-	{
-		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
-
-		e.s.id = ev->id;
-		iw_ack_cm_event(ev);
-	}
+	e2e_request(&e, &o);
 	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
 	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
 	/* enough octets that two writers of one file would overwrite */
@@ -1551,55 +1548,75 @@ static void *post_many(void *arg)
 	return NULL;
 }
 
-START_TEST(two_threads_post_while_the_progress_thread_runs)
+enum { PER_THREAD = 2000, TOTAL = 2 * PER_THREAD };
+
+/*
+ * Connects a client whose send queue holds @depth requests to a server
+ * with a receive posted for each of the TOTAL messages first (Sends
+ * complete when handed to TCP, so nothing else would keep the senders
+ * behind the receiver).  Message i: its number, then a pattern of it.
+ */
+static void threads_connect(struct e2e *e, uint32_t depth)
 {
-	enum { PER_THREAD = 2000, TOTAL = 2 * PER_THREAD };
-	struct e2e_opts o;
-	struct e2e e;
-	struct poster p[2];
-	pthread_t t[2];
-	struct iw_wc *wc = calloc(TOTAL, sizeof(*wc));
-	uint8_t *seen = calloc(TOTAL, 1);
+	struct e2e_opts oc, os;
 
-	ck_assert_ptr_nonnull(wc);
-	ck_assert_ptr_nonnull(seen);
-	e2e_opts_default(&o);
-	o.depth = TOTAL;
-	o.buf_len = TOTAL * 1024;
-	e2e_connect(&e, &o);
-	/* each message: its number, then a pattern derived from it */
+	e2e_opts_default(&oc);
+	oc.depth = depth;
+	oc.buf_len = TOTAL * 1024;
+	os = oc;
+	os.depth = TOTAL;
+	memset(e, 0, sizeof(*e));
+	e2e_side_open(&e->c, &oc);
+	e2e_side_open(&e->s, &os);
+	e2e_request(e, &oc);
 	for (int i = 0; i < TOTAL; i++) {
-		e2e_fill(e.c.buf + 1024 * (size_t)i, 1024, (uint32_t)i);
-		memcpy(e.c.buf + 1024 * (size_t)i, &i, sizeof(i));
-	}
-	/* a receive for every message first: Sends complete when handed to
-	 * TCP, so nothing else would keep the senders behind the receiver */
-	for (int i = 0; i < TOTAL; i++) {
-		struct iw_sge r = { (uintptr_t)e.s.buf + 1024 * (size_t)i, 1024,
-				    e.s.mr->lkey };
+		struct iw_sge r = { (uintptr_t)e->s.buf + 1024 * (size_t)i,
+				    1024, e->s.mr->lkey };
 
-		ck_assert_int_eq(iw_post_recv(e.s.qp,
+		e2e_fill(e->c.buf + 1024 * (size_t)i, 1024, (uint32_t)i);
+		memcpy(e->c.buf + 1024 * (size_t)i, &i, sizeof(i));
+		ck_assert_int_eq(iw_post_recv(e->s.qp,
 					      &(struct iw_recv_wr){
 						      (uint64_t)i, NULL, &r, 1 },
 					      NULL),
 				 0);
 	}
+	ck_assert_int_eq(iw_accept(e->s.id, e->s.qp, NULL), 0);
+	e2e_expect(e->s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_expect(e->c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+}
+
+static void posters_start(struct e2e *e, struct poster *p, pthread_t *t)
+{
 	for (int i = 0; i < 2; i++) {
-		p[i] = (struct poster){ &e, i * PER_THREAD, PER_THREAD };
-		ck_assert_int_eq(pthread_create(&t[i], NULL, post_many, &p[i]), 0);
+		p[i] = (struct poster){ e, i * PER_THREAD, PER_THREAD };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, post_many, &p[i]),
+				 0);
 	}
+}
+
+static void posters_join(pthread_t *t)
+{
 	for (int i = 0; i < 2; i++) {
 		void *rc;
 
 		pthread_join(t[i], &rc);
-		ck_assert_ptr_null(rc);
+		ck_assert_msg(rc == NULL, "posting failed: %s",
+			      iw_strerror((int)(intptr_t)rc));
 	}
-	e2e_poll(e.c.cq, wc, TOTAL, E2E_WAIT_MS);
-	for (int i = 0; i < TOTAL; i++)
-		require(wc[i].status == IW_WC_SUCCESS, "send %d failed", i);
-	e2e_poll(e.s.cq, wc, TOTAL, E2E_WAIT_MS);
+}
+
+/* Every message arrived once and whole, in one receive each. */
+static void threads_check_received(struct e2e *e)
+{
+	struct iw_wc *wc = calloc(TOTAL, sizeof(*wc));
+	uint8_t *seen = calloc(TOTAL, 1);
+
+	ck_assert_ptr_nonnull(wc);
+	ck_assert_ptr_nonnull(seen);
+	e2e_poll(e->s.cq, wc, TOTAL, E2E_WAIT_MS);
 	for (int i = 0; i < TOTAL; i++) {
-		uint8_t *got = e.s.buf + 1024 * wc[i].wr_id;
+		uint8_t *got = e->s.buf + 1024 * wc[i].wr_id;
 		uint8_t want[1024];
 		int k;
 
@@ -1613,6 +1630,24 @@ START_TEST(two_threads_post_while_the_progress_thread_runs)
 		seen[k] = 1;
 	}
 	free(seen);
+	free(wc);
+}
+
+START_TEST(two_threads_post_while_the_progress_thread_runs)
+{
+	struct e2e e;
+	struct poster p[2];
+	pthread_t t[2];
+	struct iw_wc *wc = calloc(TOTAL, sizeof(*wc));
+
+	ck_assert_ptr_nonnull(wc);
+	threads_connect(&e, TOTAL);
+	posters_start(&e, p, t);
+	posters_join(t);
+	e2e_poll(e.c.cq, wc, TOTAL, E2E_WAIT_MS);
+	for (int i = 0; i < TOTAL; i++)
+		require(wc[i].status == IW_WC_SUCCESS, "send %d failed", i);
+	threads_check_received(&e);
 	free(wc);
 	e2e_teardown(&e);
 }
@@ -1664,88 +1699,22 @@ static void *poll_many(void *arg)
  */
 START_TEST(cq_polled_while_two_threads_post)
 {
-	enum { PER_THREAD = 2000, TOTAL = 2 * PER_THREAD, DEPTH = 32 };
-	struct e2e_opts oc, os;
 	struct e2e e;
 	struct poster p[2];
-	struct poller pl = { 0 };
+	struct poller pl;
 	pthread_t t[2], tp;
-	struct iw_wc *wc = calloc(TOTAL, sizeof(*wc));
-	uint8_t *seen = calloc(TOTAL, 1);
 
-	ck_assert_ptr_nonnull(wc);
-	ck_assert_ptr_nonnull(seen);
-	e2e_opts_default(&oc);
-	oc.depth = DEPTH;
-	oc.buf_len = TOTAL * 1024;
-	os = oc;
-	os.depth = TOTAL;
-	memset(&e, 0, sizeof(e));
-	e2e_side_open(&e.c, &oc);
-	e2e_side_open(&e.s, &os);
-	e.listen = iw_create_id(e.s.ch, NULL);
-	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
-	e2e_port(e.listen, e.port, sizeof(e.port));
-	e.c.id = iw_create_id(e.c.ch, NULL);
-	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
-			 0);
-	{
-		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
-
-		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
-		e.s.id = ev->id;
-		iw_ack_cm_event(ev);
-	}
-	for (int i = 0; i < TOTAL; i++) {
-		struct iw_sge r = { (uintptr_t)e.s.buf + 1024 * (size_t)i, 1024,
-				    e.s.mr->lkey };
-
-		e2e_fill(e.c.buf + 1024 * (size_t)i, 1024, (uint32_t)i);
-		memcpy(e.c.buf + 1024 * (size_t)i, &i, sizeof(i));
-		ck_assert_int_eq(iw_post_recv(e.s.qp,
-					      &(struct iw_recv_wr){
-						      (uint64_t)i, NULL, &r, 1 },
-					      NULL),
-				 0);
-	}
-	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
-	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
-	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	threads_connect(&e, 32);
 	pl = (struct poller){ e.c.cq, TOTAL, 0, calloc(TOTAL, 1), NULL };
 	ck_assert_ptr_nonnull(pl.seen);
 	ck_assert_int_eq(pthread_create(&tp, NULL, poll_many, &pl), 0);
-	for (int i = 0; i < 2; i++) {
-		p[i] = (struct poster){ &e, i * PER_THREAD, PER_THREAD };
-		ck_assert_int_eq(pthread_create(&t[i], NULL, post_many, &p[i]), 0);
-	}
-	for (int i = 0; i < 2; i++) {
-		void *rc;
-
-		pthread_join(t[i], &rc);
-		ck_assert_msg(rc == NULL, "posting failed: %s",
-			      iw_strerror((int)(intptr_t)rc));
-	}
+	posters_start(&e, p, t);
+	posters_join(t);
 	pthread_join(tp, NULL);
 	ck_assert_msg(!pl.fault, "poller: %s", pl.fault);
 	ck_assert_int_eq(pl.got, TOTAL);
-	e2e_poll(e.s.cq, wc, TOTAL, E2E_WAIT_MS);
-	for (int i = 0; i < TOTAL; i++) {
-		uint8_t *got = e.s.buf + 1024 * wc[i].wr_id;
-		uint8_t want[1024];
-		int k;
-
-		require(wc[i].status == IW_WC_SUCCESS, "receive %d failed", i);
-		memcpy(&k, got, sizeof(k));
-		require(k >= 0 && k < TOTAL && !seen[k],
-			"receive %d: message %d unknown or twice", i, k);
-		e2e_fill(want, 1024, (uint32_t)k);
-		require(memcmp(got + 4, want + 4, 1020) == 0,
-			"message %d arrived damaged", k);
-		seen[k] = 1;
-	}
+	threads_check_received(&e);
 	free(pl.seen);
-	free(seen);
-	free(wc);
 	e2e_teardown(&e);
 }
 END_TEST
@@ -1779,18 +1748,7 @@ START_TEST(set_debug_logs_the_handshake_and_a_received_terminate)
 	e2e_side_open(&e.s, &o);
 	iw_set_debug(e.c.ctx, 1);
 	iw_set_debug(e.s.ctx, 1);
-	e.listen = iw_create_id(e.s.ch, NULL);
-	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
-	e2e_port(e.listen, e.port, sizeof(e.port));
-	e.c.id = iw_create_id(e.c.ch, NULL);
-	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
-			 0);
-	{
-		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
-
-		e.s.id = ev->id;
-		iw_ack_cm_event(ev);
-	}
+	e2e_request(&e, &o);
 	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
 	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
 	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);

@@ -469,19 +469,7 @@ START_TEST(qp_to_error_flushes_every_outstanding_request_once)
 	memset(&e, 0, sizeof(e));
 	e2e_side_open(&e.c, &o);
 	e2e_side_open(&e.s, &o);
-	e.listen = iw_create_id(e.s.ch, NULL);
-	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
-	e2e_port(e.listen, e.port, sizeof(e.port));
-	e.c.id = iw_create_id(e.c.ch, NULL);
-	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp, NULL),
-			 0);
-	{
-		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
-
-		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
-		e.s.id = ev->id;
-		iw_ack_cm_event(ev);
-	}
+	e2e_request(&e, &o);
 	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
 	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
 	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);

@@ -25,16 +25,7 @@ static struct rng rng;
 static void setup(struct pair *p, struct pair_opts *o, const char *name,
 		  uint64_t seed)
 {
-	rng_seed(&rng, name, seed);
-	pair_init(p, o, &rng);
-}
-
-static struct rdmap_send_wr send_wr(uint64_t id, uint8_t op,
-				    const struct rdmap_sge *sge, uint32_t n)
-{
-	return (struct rdmap_send_wr){ .wr_id = id, .op = op,
-				       .flags = RDMAP_WR_SIGNALED, .sge = sge,
-				       .num_sge = n };
+	pair_init_seeded(p, o, &rng, name, seed);
 }
 
 static uint32_t count_cqes(const struct pair_side *s, bool recv)
@@ -68,9 +59,9 @@ START_TEST(send_write_read_move_data_and_complete)
 		struct rdmap_sge ss = { (uintptr_t)a, 2500, sa };
 		struct rdmap_sge ws = { (uintptr_t)a + 100, 1000, sa };
 		struct rdmap_sge cs = { (uintptr_t)c, 2000, sc };
-		struct rdmap_send_wr s = send_wr(1, RDMAP_WR_SEND, &ss, 1);
-		struct rdmap_send_wr w = send_wr(2, RDMAP_WR_WRITE, &ws, 1);
-		struct rdmap_send_wr r = send_wr(3, RDMAP_WR_READ, &cs, 1);
+		struct rdmap_send_wr s = pair_send_wr(1, RDMAP_WR_SEND, &ss, 1);
+		struct rdmap_send_wr w = pair_send_wr(2, RDMAP_WR_WRITE, &ws, 1);
+		struct rdmap_send_wr r = pair_send_wr(3, RDMAP_WR_READ, &cs, 1);
 
 		w.rkey = sb;
 		w.remote_addr = (uintptr_t)b + 5000;
@@ -126,7 +117,7 @@ START_TEST(no_fpdu_ends_on_a_marker_position)
 	for (uint32_t len = 0; len <= sizeof(a); len++) {
 		struct rdmap_sge rs = { (uintptr_t)b, sizeof(b), sb };
 		struct rdmap_sge ss = { (uintptr_t)a, len, sa };
-		struct rdmap_send_wr s = send_wr(len, RDMAP_WR_SEND, &ss, 1);
+		struct rdmap_send_wr s = pair_send_wr(len, RDMAP_WR_SEND, &ss, 1);
 
 		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp,
 			&(struct rdmap_recv_wr){ len, &rs, 1 }), 0);
@@ -171,8 +162,8 @@ START_TEST(send_completes_after_an_earlier_outstanding_read)
 		struct rdmap_sge ss = { (uintptr_t)a + 2000, 10, sa };
 		struct rdmap_sge qs = { (uintptr_t)b, 100, sb };
 		struct rdmap_recv_wr q = { 9, &qs, 1 };
-		struct rdmap_send_wr r = send_wr(1, RDMAP_WR_READ, &rs, 1);
-		struct rdmap_send_wr s = send_wr(2, RDMAP_WR_SEND, &ss, 1);
+		struct rdmap_send_wr r = pair_send_wr(1, RDMAP_WR_READ, &rs, 1);
+		struct rdmap_send_wr s = pair_send_wr(2, RDMAP_WR_SEND, &ss, 1);
 
 		r.rkey = sb;
 		r.remote_addr = (uintptr_t)b + 1000;
@@ -208,7 +199,7 @@ START_TEST(reads_in_flight_never_exceed_ord)
 	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
 	for (int i = 0; i < 5; i++) {
 		struct rdmap_sge rs = { (uintptr_t)a + 100 * i, 50, sa };
-		struct rdmap_send_wr r = send_wr((uint64_t)i, RDMAP_WR_READ,
+		struct rdmap_send_wr r = pair_send_wr((uint64_t)i, RDMAP_WR_READ,
 						 &rs, 1);
 
 		r.rkey = sb;
@@ -238,7 +229,7 @@ static void responder_sends_to_initiator(struct pair *p, uint8_t *a,
 	struct rdmap_sge rs = { (uintptr_t)a, 100, 0 };
 	struct rdmap_sge ss = { (uintptr_t)b, 10, 0 };
 	struct rdmap_recv_wr rw = { 5, &rs, 1 };
-	struct rdmap_send_wr s = send_wr(6, RDMAP_WR_SEND, &ss, 1);
+	struct rdmap_send_wr s = pair_send_wr(6, RDMAP_WR_SEND, &ss, 1);
 
 	*sa = rs.lkey = pair_reg(p, 0, a, 4096, ACC_ALL);
 	*sb = ss.lkey = pair_reg(p, 1, b, 4096, ACC_ALL);
@@ -260,7 +251,7 @@ START_TEST(responder_sends_nothing_before_the_initiators_first_fpdu)
 	ck_assert_uint_eq(pair_pump_one(&p, 1, SIZE_MAX), 0);
 	{
 		struct rdmap_sge ws = { (uintptr_t)a + 1000, 0, sa };
-		struct rdmap_send_wr w = send_wr(7, RDMAP_WR_WRITE, &ws, 1);
+		struct rdmap_send_wr w = pair_send_wr(7, RDMAP_WR_WRITE, &ws, 1);
 
 		w.rkey = sb;
 		w.remote_addr = (uintptr_t)b;
@@ -329,7 +320,7 @@ START_TEST(rtr_opens_the_responder_and_consumes_nothing)
 		struct rdmap_sge rs = { (uintptr_t)b, 100, sb };
 		struct rdmap_recv_wr rw = { 11, &rs, 1 };
 		struct rdmap_sge ss = { (uintptr_t)b + 200, 40, sb };
-		struct rdmap_send_wr s = send_wr(12, RDMAP_WR_WRITE, &ss, 1);
+		struct rdmap_send_wr s = pair_send_wr(12, RDMAP_WR_WRITE, &ss, 1);
 
 		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp, &rw), 0);
 		s.rkey = sa;
@@ -381,8 +372,8 @@ START_TEST(send_with_invalidate_and_solicited_event_are_reported)
 		struct rdmap_sge rs = { (uintptr_t)b, 100, sb };
 		struct rdmap_recv_wr r1 = { 1, &rs, 1 }, r2 = { 2, &rs, 1 };
 		struct rdmap_sge ss = { (uintptr_t)a, 10, sa };
-		struct rdmap_send_wr s1 = send_wr(3, RDMAP_WR_SEND_INV, &ss, 1);
-		struct rdmap_send_wr s2 = send_wr(4, RDMAP_WR_SEND, &ss, 1);
+		struct rdmap_send_wr s1 = pair_send_wr(3, RDMAP_WR_SEND_INV, &ss, 1);
+		struct rdmap_send_wr s2 = pair_send_wr(4, RDMAP_WR_SEND, &ss, 1);
 
 		s1.inv_stag = sv;
 		s2.flags |= RDMAP_WR_SOLICITED;
@@ -416,7 +407,7 @@ START_TEST(unsignaled_work_completes_silently_unless_it_fails)
 	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
 	for (int i = 0; i < 4; i++) {
 		struct rdmap_sge ws = { (uintptr_t)a, 64, sa };
-		struct rdmap_send_wr w = send_wr((uint64_t)i, RDMAP_WR_WRITE,
+		struct rdmap_send_wr w = pair_send_wr((uint64_t)i, RDMAP_WR_WRITE,
 						 &ws, 1);
 
 		w.flags = i == 3 ? RDMAP_WR_SIGNALED : 0;
@@ -431,7 +422,7 @@ START_TEST(unsignaled_work_completes_silently_unless_it_fails)
 	rdmap_qp_set_error(&p.s[0].qp, -IW_ECLOSED);
 	{
 		struct rdmap_sge ws = { (uintptr_t)a, 64, sa };
-		struct rdmap_send_wr w = send_wr(9, RDMAP_WR_WRITE, &ws, 1);
+		struct rdmap_send_wr w = pair_send_wr(9, RDMAP_WR_WRITE, &ws, 1);
 
 		w.flags = 0;
 		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
@@ -458,7 +449,7 @@ START_TEST(inline_data_is_copied_when_posted)
 		/* no lkey needed: the data is taken at once */
 		struct rdmap_sge ws[2] = { { (uintptr_t)a, 60, 0 },
 					   { (uintptr_t)a + 60, 40, 0 } };
-		struct rdmap_send_wr w = send_wr(1, RDMAP_WR_WRITE, ws, 2);
+		struct rdmap_send_wr w = pair_send_wr(1, RDMAP_WR_WRITE, ws, 2);
 
 		w.flags |= RDMAP_WR_INLINE;
 		w.rkey = sb;
@@ -493,15 +484,15 @@ START_TEST(post_checks_its_arguments)
 	for (int i = 0; i < 8; i++)
 		sge[i] = (struct rdmap_sge){ (uintptr_t)a, 8, sa };
 	{
-		struct rdmap_send_wr w = send_wr(1, RDMAP_WR_SEND, sge, 7);
+		struct rdmap_send_wr w = pair_send_wr(1, RDMAP_WR_SEND, sge, 7);
 		struct rdmap_recv_wr r = { 1, sge, 1 };
 
 		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), -EINVAL);
-		w = send_wr(1, RDMAP_WR_READ, sge, 2);
+		w = pair_send_wr(1, RDMAP_WR_READ, sge, 2);
 		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), -EINVAL);
-		w = send_wr(1, 9, sge, 1);
+		w = pair_send_wr(1, 9, sge, 1);
 		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), -EINVAL);
-		w = send_wr(1, RDMAP_WR_SEND, sge, 1);
+		w = pair_send_wr(1, RDMAP_WR_SEND, sge, 1);
 		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
 		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
 		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), -ENOMEM);
@@ -606,9 +597,9 @@ START_TEST(the_smallest_mulpdu_carries_every_message_in_full_segments)
 					   { (uintptr_t)a + 150, 50, sa } };
 		struct rdmap_sge ws = { (uintptr_t)a + 200, 200, sa };
 		struct rdmap_sge cs = { (uintptr_t)a + 600, 200, sa };
-		struct rdmap_send_wr s = send_wr(1, RDMAP_WR_SEND, ss, 2);
-		struct rdmap_send_wr w = send_wr(2, RDMAP_WR_WRITE, &ws, 1);
-		struct rdmap_send_wr r = send_wr(3, RDMAP_WR_READ, &cs, 1);
+		struct rdmap_send_wr s = pair_send_wr(1, RDMAP_WR_SEND, ss, 2);
+		struct rdmap_send_wr w = pair_send_wr(2, RDMAP_WR_WRITE, &ws, 1);
+		struct rdmap_send_wr r = pair_send_wr(3, RDMAP_WR_READ, &cs, 1);
 
 		w.rkey = r.rkey = sb;
 		w.remote_addr = r.remote_addr = (uintptr_t)b + 200;
@@ -662,7 +653,7 @@ START_TEST(markers_cut_a_larger_mulpdu_to_what_an_fpduptr_reaches)
 	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
 	{
 		struct rdmap_sge ws = { (uintptr_t)a, sizeof(a), sa };
-		struct rdmap_send_wr w = send_wr(1, RDMAP_WR_WRITE, &ws, 1);
+		struct rdmap_send_wr w = pair_send_wr(1, RDMAP_WR_WRITE, &ws, 1);
 
 		w.rkey = sb;
 		w.remote_addr = (uintptr_t)b;
@@ -742,8 +733,8 @@ START_TEST(send_and_write_complete_only_when_their_last_octet_is_handed_down)
 		struct rdmap_sge ss = { (uintptr_t)a, TIMING_LEN, sa };
 		struct rdmap_sge ws = { (uintptr_t)a + TIMING_LEN, TIMING_LEN,
 					sa };
-		struct rdmap_send_wr s = send_wr(1, RDMAP_WR_SEND, &ss, 1);
-		struct rdmap_send_wr w = send_wr(2, RDMAP_WR_WRITE, &ws, 1);
+		struct rdmap_send_wr s = pair_send_wr(1, RDMAP_WR_SEND, &ss, 1);
+		struct rdmap_send_wr w = pair_send_wr(2, RDMAP_WR_WRITE, &ws, 1);
 
 		w.rkey = sb;
 		w.remote_addr = (uintptr_t)b + TIMING_LEN;
@@ -806,7 +797,7 @@ START_TEST(read_completes_only_when_its_last_response_octet_is_placed)
 	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
 	{
 		struct rdmap_sge rs = { (uintptr_t)a, TIMING_LEN, sa };
-		struct rdmap_send_wr r = send_wr(1, RDMAP_WR_READ, &rs, 1);
+		struct rdmap_send_wr r = pair_send_wr(1, RDMAP_WR_READ, &rs, 1);
 
 		r.rkey = sb;
 		r.remote_addr = (uintptr_t)b;
@@ -1024,7 +1015,7 @@ static bool op_send(struct model *mo, int side, bool invalidate)
 
 	if (ns < 0 || nd < 0)
 		return false;
-	w = send_wr(mo->next_id++, invalidate ? RDMAP_WR_SEND_INV
+	w = pair_send_wr(mo->next_id++, invalidate ? RDMAP_WR_SEND_INV
 					      : RDMAP_WR_SEND,
 		    src, (uint32_t)ns);
 	w.flags = pick_flags(len, mo->max_inline, true);
@@ -1076,7 +1067,7 @@ static bool op_write(struct model *mo, int side)
 
 	if (!target)
 		return false;
-	w = send_wr(mo->next_id++, RDMAP_WR_WRITE, src, (uint32_t)ns);
+	w = pair_send_wr(mo->next_id++, RDMAP_WR_WRITE, src, (uint32_t)ns);
 	w.flags = pick_flags(len, mo->max_inline, true);
 	w.rkey = peer->ar[AR_TARGET].stag;
 	w.remote_addr = (uintptr_t)target;
@@ -1100,7 +1091,7 @@ static bool op_read(struct model *mo, int side)
 		return false;
 	s = (struct rdmap_sge){ (uintptr_t)sink, (uint32_t)len,
 				me->ar[AR_SINK].stag };
-	w = send_wr(mo->next_id++, RDMAP_WR_READ, &s, 1);
+	w = pair_send_wr(mo->next_id++, RDMAP_WR_READ, &s, 1);
 	w.flags = pick_flags(len, 0, false);
 	w.rkey = peer->ar[AR_SRC].stag;
 	w.remote_addr = (uintptr_t)from;

@@ -20,16 +20,7 @@ static struct rng rng;
 static void setup(struct pair *p, struct pair_opts *o, const char *name,
 		  uint64_t seed)
 {
-	rng_seed(&rng, name, seed);
-	pair_init(p, o, &rng);
-}
-
-static struct rdmap_send_wr send_wr(uint64_t id, uint8_t op,
-				    const struct rdmap_sge *sge, uint32_t n)
-{
-	return (struct rdmap_send_wr){ .wr_id = id, .op = op,
-				       .flags = RDMAP_WR_SIGNALED, .sge = sge,
-				       .num_sge = n };
+	pair_init_seeded(p, o, &rng, name, seed);
 }
 
 /*
@@ -259,7 +250,7 @@ START_TEST(siw_read_responses_complete_our_reads)
 			 DDP_ACCESS_LOCAL_WRITE, &stag);
 	for (uint64_t i = 0; i < 8; i++) {
 		struct rdmap_sge sge = { 0x000055913d4c2000ull, SIW_4K, stag };
-		struct rdmap_send_wr r = send_wr(i, RDMAP_WR_READ, &sge, 1);
+		struct rdmap_send_wr r = pair_send_wr(i, RDMAP_WR_READ, &sge, 1);
 
 		r.rkey = 0x483f2f00;
 		r.remote_addr = 0x0000561d11d8a000ull;

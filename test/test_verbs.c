@@ -688,20 +688,7 @@ START_TEST(disconnect_with_a_read_outstanding_completes_everything_once)
 	memset(&e, 0, sizeof(e));
 	e2e_side_open(&e.c, &o);
 	e2e_side_open_on(&e.s, &o, base);
-	e.listen = iw_create_id(e.s.ch, NULL);
-	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
-	e2e_port(e.listen, e.port, sizeof(e.port));
-	e.c.id = iw_create_id(e.c.ch, NULL);
-	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp,
-				    &o.cparam),
-			 0);
-	{
-		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
-
-		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
-		e.s.id = ev->id;
-		iw_ack_cm_event(ev);
-	}
+	e2e_request(&e, &o);
 	for (int i = 0; i < SENDS; i++) {
 		sg = (struct iw_sge){ (uintptr_t)e.s.buf + ((size_t)i << 20),
 				      1 << 20, e.s.mr->lkey };
