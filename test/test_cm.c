@@ -65,6 +65,13 @@ static int raw_connect(const char *port)
 	return fd;
 }
 
+/* A well-formed MPA Request (revision 2, IRD and ORD 1) and an FPDU. */
+static const char good_request[] =
+	"MPA ID Req Frame\x10\x02\x00\x04\x00\x01\x00\x01";
+static const char some_fpdu[] =
+	"\x00\x16\x41\x43\x00\x00\x00\x00\x00\x00\x00\x00"
+	"\x00\x00\x00\x01\x00\x00\x00\x00ping\x00\x00\x00\x00";
+
 /* An MPA Request whose key is wrong: a responder closes it unanswered. */
 static const char malformed_request[] =
 	"MPA ID Xxx Frame\x10\x02\x00\x04\x00\x01\x00\x01";
@@ -304,6 +311,52 @@ START_TEST(silent_initiator_is_dropped_after_the_request_timeout)
 }
 END_TEST
 
+/* Still open after @ms: nothing arrived and no close. */
+static void expect_open(int fd, int ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	ck_assert_msg(poll(&p, 1, ms) == 0, "closed or answered");
+}
+
+/*
+ * The backlog bounds the connections waiting for their MPA Request:
+ * with two silent ones held, a third is closed at once; once one of the
+ * two has sent its Request (and been handed to the application) there
+ * is room again.
+ */
+START_TEST(silent_connections_beyond_the_backlog_are_closed_at_once)
+{
+	struct e2e_side s;
+	struct iw_cm_event *ev;
+	struct iw_cm_id *l;
+	char port[16];
+	int fd[4];
+
+	client_open(&s);
+	l = iw_create_id(s.ch, NULL);
+	ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", 2), 0);
+	e2e_port(l, port, sizeof(port));
+	fd[0] = raw_connect(port);
+	fd[1] = raw_connect(port);
+	expect_open(fd[0], 200);
+	fd[2] = raw_connect(port);
+	expect_closed(fd[2], 1000); /* at once: the Request may take 5 s */
+	expect_open(fd[1], 100);
+	ck_assert_int_eq(write(fd[0], good_request, sizeof(good_request) - 1),
+			 (ssize_t)sizeof(good_request) - 1);
+	ev = e2e_event(s.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	iw_ack_cm_event(ev);
+	fd[3] = raw_connect(port);
+	expect_open(fd[3], 300);
+	for (int i = 0; i < 4; i++)
+		close(fd[i]);
+	iw_destroy_id(l);
+	e2e_side_close(&s);
+}
+END_TEST
+
 START_TEST(malformed_request_is_closed_without_a_reply)
 {
 	struct e2e_side s;
@@ -436,13 +489,6 @@ START_TEST(work_posted_before_a_failed_connect_is_flushed)
 	e2e_side_close(&c);
 }
 END_TEST
-
-/* A well-formed MPA Request (revision 2, IRD and ORD 1) and an FPDU. */
-static const char good_request[] =
-	"MPA ID Req Frame\x10\x02\x00\x04\x00\x01\x00\x01";
-static const char some_fpdu[] =
-	"\x00\x16\x41\x43\x00\x00\x00\x00\x00\x00\x00\x00"
-	"\x00\x00\x00\x01\x00\x00\x00\x00ping\x00\x00\x00\x00";
 
 /* The library's debug log (stderr) goes to a file while a test looks. */
 struct log_capture {
@@ -1880,6 +1926,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, fpdu_right_behind_the_reply_is_taken);
 	tcase_add_loop_test(tc, responder_first_sends_before_the_client_speaks, 0, 3);
 	tcase_add_test(tc, silent_initiator_is_dropped_after_the_request_timeout);
+	tcase_add_test(tc, silent_connections_beyond_the_backlog_are_closed_at_once);
 	tcase_add_test(tc, malformed_request_is_closed_without_a_reply);
 	tcase_add_test(tc, reject_sends_the_private_data_back);
 	tcase_add_loop_test(tc, work_posted_before_a_failed_connect_is_flushed,

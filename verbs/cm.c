@@ -17,6 +17,8 @@
 #include "verbs/verbs.h"
 
 #define DEFAULT_RD_DEPTH 16
+/* connections a listener holds in the MPA handshake when not told */
+#define DEFAULT_BACKLOG 128
 
 struct cm_event_node {
 	struct iw_cm_event ev;
@@ -442,6 +444,7 @@ static bool pending_unlink_locked(struct iw_cm_id *id)
 		id->pend_next->pend_prev = id->pend_prev;
 	id->pend_prev = id->pend_next = NULL;
 	id->pend_linked = false;
+	l->n_pending--;
 	return true;
 }
 
@@ -459,15 +462,27 @@ bool cm_unlink_pending(struct iw_cm_id *id)
 	return was;
 }
 
-static void pending_link(struct iw_cm_id *l, struct iw_cm_id *id)
+/*
+ * Takes a new connection into the listener's care, unless as many as its
+ * backlog are still waiting for their MPA Request: a peer that opens
+ * connections and says nothing holds a bounded amount of memory.
+ */
+static bool pending_link(struct iw_cm_id *l, struct iw_cm_id *id)
 {
+	bool room;
+
 	pthread_mutex_lock(&l->ctx->lock);
-	id->pend_next = l->pending;
-	if (l->pending)
-		l->pending->pend_prev = id;
-	l->pending = id;
-	id->pend_linked = true;
+	room = l->n_pending < l->max_pending;
+	if (room) {
+		id->pend_next = l->pending;
+		if (l->pending)
+			l->pending->pend_prev = id;
+		l->pending = id;
+		id->pend_linked = true;
+		l->n_pending++;
+	}
 	pthread_mutex_unlock(&l->ctx->lock);
+	return room;
 }
 
 static void id_free(struct iw_cm_id *id);
@@ -637,7 +652,16 @@ static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 	id->listen_id = l;
 	id->internal = true;
 	id->state = ID_REQ_WAIT;
-	pending_link(l, id);
+	if (!pending_link(l, id)) {
+		iw_log(l->ctx, 1,
+		       "listener: a connection closed at once, %u are in the "
+		       "MPA handshake already (the backlog)",
+		       l->max_pending);
+		close(fd);
+		pthread_mutex_destroy(&id->lock);
+		id_release(id);
+		return;
+	}
 	pthread_mutex_lock(&id->lock);
 	rc = tp_adopt(&id->tp, l->ctx->base, fd, &conn_tp_ops, id,
 		      l->ctx->trace);
@@ -671,6 +695,9 @@ int iw_listen(struct iw_cm_id *id, const char *host, const char *port,
 	rc = tp_resolve(host, port, true, &ss, &len);
 	if (rc)
 		return rc;
+	if (backlog <= 0)
+		backlog = DEFAULT_BACKLOG;
+	id->max_pending = (uint32_t)backlog;
 	rc = tp_listen(&id->listener, id->ctx->base, (struct sockaddr *)&ss,
 		       len, backlog, on_accept, id);
 	if (!rc)

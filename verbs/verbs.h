@@ -170,6 +170,8 @@ struct iw_cm_id {
 	struct iw_cm_id *pending;
 	struct iw_cm_id *pend_prev, *pend_next;
 	bool pend_linked;
+	/* a listener: how many are pending, and how many may be */
+	uint32_t n_pending, max_pending;
 	struct tp_listener listener;
 	struct tp_conn tp;
 	bool has_tp;
