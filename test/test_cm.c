@@ -329,7 +329,7 @@ START_TEST(silent_connections_beyond_the_backlog_are_closed_at_once)
 {
 	struct e2e_side s;
 	struct iw_cm_event *ev;
-	struct iw_cm_id *l;
+	struct iw_cm_id *l, *req;
 	char port[16];
 	int fd[4];
 
@@ -347,11 +347,13 @@ START_TEST(silent_connections_beyond_the_backlog_are_closed_at_once)
 			 (ssize_t)sizeof(good_request) - 1);
 	ev = e2e_event(s.ch, E2E_WAIT_MS);
 	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	req = ev->id; /* the application's now */
 	iw_ack_cm_event(ev);
 	fd[3] = raw_connect(port);
 	expect_open(fd[3], 300);
 	for (int i = 0; i < 4; i++)
 		close(fd[i]);
+	iw_destroy_id(req);
 	iw_destroy_id(l);
 	e2e_side_close(&s);
 }
