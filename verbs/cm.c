@@ -81,23 +81,22 @@ int iw_cm_channel_fd(struct iw_cm_channel *ch)
  * With ch->lock held: the descriptor follows the queue, readable while it
  * holds an event and not otherwise, so that a poll that says readable is
  * never followed by an iw_get_cm_event() that waits.  The eventfd counts
- * 1 at most; draining it only reads what poll() has seen there.
+ * 1 at most, written when the queue fills and read when it empties.
  */
 static void channel_sync(struct iw_cm_channel *ch)
 {
-	struct pollfd p = { ch->efd, POLLIN, 0 };
 	uint64_t v = 1;
+	bool want = ch->head != NULL;
+	ssize_t n;
 
-	if (ch->head) {
-		if (poll(&p, 1, 0) == 0 &&
-		    write(ch->efd, &v, sizeof(v)) != sizeof(v))
-			iw_log(ch->ctx, 1, "CM event channel: %s",
-			       strerror(errno));
-	} else if (poll(&p, 1, 0) == 1) {
-		if (read(ch->efd, &v, sizeof(v)) != sizeof(v))
-			iw_log(ch->ctx, 1, "CM event channel: %s",
-			       strerror(errno));
+	if (want == ch->readable)
+		return;
+	n = want ? write(ch->efd, &v, sizeof(v)) : read(ch->efd, &v, sizeof(v));
+	if (n != sizeof(v)) {
+		iw_log(ch->ctx, 1, "CM event channel: %s", strerror(errno));
+		return;
 	}
+	ch->readable = want;
 }
 
 /* With ch->lock held. */

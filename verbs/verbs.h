@@ -146,6 +146,7 @@ struct iw_cm_channel {
 	struct iw_context *ctx;
 	pthread_mutex_t lock;
 	int efd; /* eventfd: readable while an event is queued */
+	bool readable; /* efd holds its count of 1 */
 	struct cm_event_node *head, *tail;
 };
 
