@@ -442,17 +442,14 @@ int main(int argc, char **argv)
 	o.host = optind < argc ? argv[optind] : NULL;
 	if (o.bind && (o.host || o.loopback))
 		return bad("--bind names a server's address: no HOST, no --loopback");
-	if (o.bind)
-		o.host = o.bind;
 	rc = settle(&o, size_set, depth_set);
 	if (rc)
 		return rc;
 	if (o.loopback)
 		return run_loopback(&o);
 	if (o.perftest)
-		return o.host && !o.bind ? perf_pt_client(&o)
-					 : perf_pt_server(&o, -1);
-	if (o.host && !o.bind) {
+		return o.host ? perf_pt_client(&o) : perf_pt_server(&o, -1);
+	if (o.host) {
 		char tcp_port[24];
 
 		snprintf(tcp_port, sizeof(tcp_port), "%ld",

@@ -28,7 +28,7 @@
 static int listen_on(struct pt_run *t, char *port, size_t len)
 {
 	const struct perf_opts *o = t->o;
-	const char *host = o->loopback ? "127.0.0.1" : o->host;
+	const char *host = o->loopback ? "127.0.0.1" : o->bind;
 	struct sockaddr_storage ss;
 	int rc;
 

@@ -429,7 +429,7 @@ static void port_of(struct iw_cm_id *l, char *out, size_t len)
 static int listen_both(struct server *s)
 {
 	const struct perf_opts *o = s->o;
-	const char *host = o->loopback ? "127.0.0.1" : o->host;
+	const char *host = o->loopback ? "127.0.0.1" : o->bind;
 	char tport[24];
 	int rc;
 
