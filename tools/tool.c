@@ -71,31 +71,17 @@ void tool_our_request(const struct iw_mpa_opts *o, char *out, size_t len)
 		 tool_pref_name(o->markers), tool_rtr_name(o->rtr));
 }
 
-/* A responder answers with the lower revision; its RTR 0 takes any type. */
-void tool_our_terms(const struct iw_mpa_opts *o, char *out, size_t len)
+/*
+ * "we take MPA rev 2 at most, CRC follow, markers off, RTR any": a
+ * responder answers with the lower revision; its RTR 0 takes any type.
+ */
+static void our_terms(const struct iw_mpa_opts *o, char *out, size_t len)
 {
 	snprintf(out, len,
 		 "we take MPA rev %u at most, CRC %s, markers %s, RTR %s",
 		 o->revision, tool_pref_name(o->crc),
 		 tool_pref_name(o->markers),
 		 o->rtr ? tool_rtr_name(o->rtr) : "any");
-}
-
-/*
- * The line of a responder that refused a Request (iw_accept() failed
- * with @err): what we take, why, and the Request as it came, in the
- * words the initiator's side uses for a Reply.
- */
-void tool_refusal(const char *where, const struct iw_mpa_info *peer,
-		  const struct iw_mpa_opts *ours, int err, char *out,
-		  size_t len)
-{
-	char terms[96], frame[256];
-
-	tool_our_terms(ours, terms, sizeof(terms));
-	tool_peer_frame(peer, frame, sizeof(frame));
-	snprintf(out, len, "cannot accept %s (%s): %s; %s", where, terms,
-		 iw_strerror(err), frame);
 }
 
 const char *tool_rtr_name(uint8_t rtr)
@@ -179,7 +165,8 @@ int tool_wait_wc(struct iw_cq *cq, struct iw_cm_channel *ch, int ms,
 	}
 }
 
-void tool_peer_frame(const struct iw_mpa_info *p, char *out, size_t len)
+/* "peer MPA rev 2, M1 C0 R0, enhanced (RFC 6581), ...": a frame as it came */
+static void peer_frame(const struct iw_mpa_info *p, char *out, size_t len)
 {
 	snprintf(out, len,
 		 "peer MPA rev %u, M%u C%u R%u, %s, %u octets of private "
@@ -188,6 +175,23 @@ void tool_peer_frame(const struct iw_mpa_info *p, char *out, size_t len)
 		 p->enhanced ? "enhanced (RFC 6581)" : "not enhanced",
 		 p->private_data_len, p->ird, p->ord, p->p2p ? "yes" : "no",
 		 tool_rtr_name(p->rtr));
+}
+
+/*
+ * The line of a responder that refused a Request (iw_accept() failed
+ * with @err): what we take, why, and the Request as it came, in the
+ * words the initiator's side uses for a Reply.
+ */
+void tool_refusal(const char *where, const struct iw_mpa_info *peer,
+		  const struct iw_mpa_opts *ours, int err, char *out,
+		  size_t len)
+{
+	char terms[96], frame[256];
+
+	our_terms(ours, terms, sizeof(terms));
+	peer_frame(peer, frame, sizeof(frame));
+	snprintf(out, len, "cannot accept %s (%s): %s; %s", where, terms,
+		 iw_strerror(err), frame);
 }
 
 static void terminate_words(const struct iw_terminate_info *t, char *out,
@@ -251,7 +255,7 @@ void tool_explain(const char *prog, const char *where,
 	terminate_words(&ev->terminate, term, sizeof(term));
 	switch (ev->event) {
 	case IW_CM_EVENT_REJECTED:
-		tool_peer_frame(&ev->peer, frame, sizeof(frame));
+		peer_frame(&ev->peer, frame, sizeof(frame));
 		fprintf(stderr, "%s: %s rejected the connection (R bit): %s%s%s\n",
 			prog, where, frame, term, said(ev));
 		return;
@@ -272,7 +276,7 @@ void tool_explain(const char *prog, const char *where,
 		break;
 	}
 	if (ev->peer.revision) {
-		tool_peer_frame(&ev->peer, frame + 2, sizeof(frame) - 2);
+		peer_frame(&ev->peer, frame + 2, sizeof(frame) - 2);
 		frame[0] = ';';
 		frame[1] = ' ';
 	}

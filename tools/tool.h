@@ -26,10 +26,6 @@ const char *tool_pref_name(enum iw_mpa_pref p);
 /* "we asked MPA rev 2, CRC follow, markers on, RTR none" */
 void tool_our_request(const struct iw_mpa_opts *o, char *out, size_t len);
 
-/* "we take MPA rev 2 at most, CRC follow, markers off, RTR any" */
-void tool_our_terms(const struct iw_mpa_opts *o, char *out, size_t len);
-/* "peer MPA rev 2, M1 C0 R0, enhanced (RFC 6581), ...": a frame as it came */
-void tool_peer_frame(const struct iw_mpa_info *p, char *out, size_t len);
 /*
  * "cannot accept WHERE (our terms): reason; peer MPA rev ...": a
  * responder's refusal (@err from iw_accept()) with the peer's Request.
