@@ -114,8 +114,17 @@ status=0
 wait "$first" || status=$?
 first=
 [ "$status" -eq 130 ] || fail "the first client ended with $status"
-wait "$server" || fail "server: $(cat "$work/server")"
+# the client left in the middle of a ping: the server sees its close, or,
+# when it was sending right then, the reset the close caused; either way
+# it ends, and a reset is named in one line
+status=0
+wait "$server" || status=$?
 server=
+[ "$status" -eq 0 ] ||
+	{ [ "$status" -eq 1 ] && [ "$(wc -l <"$work/server")" -eq 1 ] &&
+		grep -Eq "^iwarp-ping: connection error with client 127\.0\.0\.1: (Broken pipe|Connection reset by peer)$" \
+			"$work/server"; } ||
+	fail "server: exit $status: $(cat "$work/server")"
 
 # a bad option value is a usage error, said in one line
 for bad in "--loopback -C x" "--loopback --crc x" "--loopback -S 22" \
