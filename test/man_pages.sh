@@ -73,7 +73,7 @@ help_options() {
 		tr ' [],|' '\n\n\n\n\n' | sed -n 's/^\(--\?[A-Za-z][a-z0-9-]*\).*/\1/p'
 }
 for t in $tools; do
-	src="$top_srcdir/tools/$t.c"
+	src="$top_srcdir/tools/${t#iwarp-}/$t.c"
 	[ -f "$src" ] || fail "$t: no $src"
 	source_options "$src" | sort -u >"$tmp/src"
 	[ "$(wc -l <"$tmp/src")" -ge 4 ] || fail "$t: no options read from $src"
