@@ -502,20 +502,32 @@ static void read_some(struct tp_conn *c)
 	}
 }
 
+/*
+ * Takes what has arrived and sends what is due (replies, Read Responses,
+ * a Terminate, what a full socket held back), without waiting.  Called
+ * with the owner's lock held, from the loop or from a thread that polls.
+ */
+void tp_poll(struct tp_conn *c)
+{
+	int rc = 0;
+
+	if (c->shut || c->connecting)
+		return;
+	read_some(c);
+	if (!c->shut)
+		rc = tp_kick(c);
+	if (rc && !c->shut)
+		c->ops->closed(c->arg, rc);
+}
+
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct tp_conn *c = arg;
-	int rc = 0;
 
 	(void)fd;
 	(void)what;
 	c->ops->lock(c->arg);
-	if (!c->shut)
-		read_some(c);
-	if (!c->shut)
-		rc = tp_kick(c); /* replies, Read Responses, a Terminate */
-	if (rc && !c->shut)
-		c->ops->closed(c->arg, rc);
+	tp_poll(c);
 	c->ops->unlock(c->arg);
 }
 

@@ -7,8 +7,9 @@
  * owner names (direct placement).
  *
  * Locking: every callback runs between ops->lock() and ops->unlock(); the
- * owner calls tp_kick() and tp_shutdown() with that lock held and
- * tp_free() without it.
+ * owner calls tp_kick(), tp_poll() and tp_shutdown() with that lock held
+ * and tp_free() without it.  tp_poll() lets a thread other than the
+ * loop's move the connection on: it runs the same callbacks.
  */
 #ifndef IW_LIB_TRANSPORT_H
 #define IW_LIB_TRANSPORT_H
@@ -117,6 +118,7 @@ int tp_connect(struct tp_conn *c, struct event_base *base,
 int tp_adopt(struct tp_conn *c, struct event_base *base, int fd,
 	     const struct tp_ops *ops, void *arg, struct tp_trace *trace);
 int tp_kick(struct tp_conn *c);
+void tp_poll(struct tp_conn *c);
 void tp_shutdown(struct tp_conn *c);
 void tp_free(struct tp_conn *c);
 

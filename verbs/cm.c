@@ -111,12 +111,18 @@ static void channel_append(struct iw_cm_channel *ch, struct cm_event_node *n)
 	channel_sync(ch);
 }
 
-/* Waits until the descriptor is readable; -EAGAIN when it is non-blocking. */
+/*
+ * Waits until the descriptor is readable (running the loop meanwhile in
+ * manual progress mode); -EAGAIN when it is non-blocking.
+ */
 static int channel_wait(struct iw_cm_channel *ch)
 {
 	struct pollfd p = { ch->efd, POLLIN, 0 };
-	int fl = fcntl(ch->efd, F_GETFL);
+	int fl, rc = progress_wait_fd(ch->ctx, ch->efd, -1);
 
+	if (rc || ch->ctx->mode == IW_PROGRESS_MANUAL)
+		return rc;
+	fl = fcntl(ch->efd, F_GETFL);
 	if (fl < 0)
 		return -errno;
 	if (fl & O_NONBLOCK)
@@ -390,44 +396,6 @@ static void detach_qp(struct iw_cm_id *id)
 	id->qp = NULL;
 }
 
-struct barrier {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool passed;
-};
-
-static void barrier_pass(evutil_socket_t fd, short what, void *arg)
-{
-	struct barrier *b = arg;
-
-	(void)fd;
-	(void)what;
-	pthread_mutex_lock(&b->lock);
-	b->passed = true;
-	pthread_cond_signal(&b->cond);
-	pthread_mutex_unlock(&b->lock);
-}
-
-/*
- * Waits until the library's progress thread has finished whatever callback
- * it is in.  An application that runs the loop itself dispatches callbacks
- * in its own thread, where there is nothing to wait for.
- */
-static void loop_barrier(struct iw_context *ctx)
-{
-	struct barrier b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-			     false };
-
-	if (!ctx->thread_running || pthread_equal(pthread_self(), ctx->thread))
-		return;
-	if (event_base_once(ctx->base, -1, EV_TIMEOUT, barrier_pass, &b, NULL))
-		return;
-	pthread_mutex_lock(&b.lock);
-	while (!b.passed)
-		pthread_cond_wait(&b.cond, &b.lock);
-	pthread_mutex_unlock(&b.lock);
-}
-
 /* With ctx->lock held.  False when it was not (or no longer) linked. */
 static bool pending_unlink_locked(struct iw_cm_id *id)
 {
@@ -496,7 +464,7 @@ static void listener_close(struct iw_cm_id *l)
 	size_t n;
 
 	tp_listener_free(&l->listener);
-	loop_barrier(l->ctx); /* an accept callback may use the listener */
+	progress_barrier(l->ctx); /* an accept callback may use the listener */
 	for (;;) {
 		struct iw_cm_id *id;
 
@@ -532,12 +500,18 @@ int iw_destroy_id(struct iw_cm_id *id)
 
 static void id_free(struct iw_cm_id *id)
 {
+	struct iw_qp *qp;
+
 	cm_unlink_pending(id);
 	pthread_mutex_lock(&id->lock);
 	id->reported = true;
 	conn_close(id, -IW_ECLOSED);
+	qp = id->qp;
 	detach_qp(id);
 	pthread_mutex_unlock(&id->lock);
+	/* a poll that reached the connection through its QP has let go */
+	if (qp)
+		progress_quiesce_qp(qp);
 	if (id->has_tp)
 		tp_free(&id->tp);
 	channel_forget(id->ch, id, NULL, 0);
@@ -662,7 +636,7 @@ static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 		return;
 	}
 	pthread_mutex_lock(&id->lock);
-	rc = tp_adopt(&id->tp, l->ctx->base, fd, &conn_tp_ops, id,
+	rc = tp_adopt(&id->tp, progress_conn_base(l->ctx), fd, &conn_tp_ops, id,
 		      l->ctx->trace);
 	if (rc) {
 		pthread_mutex_unlock(&id->lock);
@@ -885,7 +859,7 @@ int iw_connect(struct iw_cm_id *id, const char *host, const char *port,
 		rc = attach_qp(id, qp);
 	if (!rc) {
 		id->state = ID_TCP_CONNECT;
-		rc = tp_connect(&id->tp, id->ctx->base, (struct sockaddr *)&ss,
+		rc = tp_connect(&id->tp, progress_conn_base(id->ctx), (struct sockaddr *)&ss,
 				len, &conn_tp_ops, id,
 				id->ctx->trace);
 		if (rc) {

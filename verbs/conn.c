@@ -89,6 +89,16 @@ void conn_kick(struct iw_cm_id *id)
 		check_engine(id);
 }
 
+/*
+ * A thread that polls moves the stream on itself: what has arrived is
+ * placed and completed, what is due is sent.  With the connection's lock.
+ */
+void conn_progress(struct iw_cm_id *id)
+{
+	if (id->state == ID_CONNECTED && id->has_tp)
+		tp_poll(&id->tp);
+}
+
 static int conn_tx_gather(void *arg, struct iovec *iov, int max,
 			  size_t max_bytes)
 {

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The device context: the STag table every QP checks against, the progress
- * loop (a thread of the library's own, or the application's event_base),
- * the debug log and the optional pcap trace.
+ * loops (progress.c), the debug log and the optional pcap trace.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,27 +22,13 @@ static void enable_threads(void)
 	evthread_use_pthreads();
 }
 
-static void *progress(void *arg)
-{
-	struct iw_context *ctx = arg;
-
-	event_base_loop(ctx->base, EVLOOP_NO_EXIT_ON_EMPTY);
-	return NULL;
-}
-
-static void stop_loop(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	event_base_loopbreak(arg);
-}
-
 /*
  * Opens a device context.  Returns NULL with errno set on failure: ENOMEM,
  * EINVAL for a bad attribute, or the errno of a trace file that cannot be
- * created.
+ * created or of a progress thread that cannot be started.
  */
-struct iw_context *iw_open(const struct iw_context_attr *attr)
+struct iw_context *iw_open_0_2(const struct iw_context_attr *attr);
+struct iw_context *iw_open_0_2(const struct iw_context_attr *attr)
 {
 	const char *trace = attr && attr->trace_path ? attr->trace_path
 						     : getenv("IWARP_TRACE");
@@ -69,30 +54,12 @@ struct iw_context *iw_open(const struct iw_context_attr *attr)
 		if (!ctx->trace)
 			goto fail_stags;
 	}
-	if (attr && attr->base) {
-		ctx->base = attr->base;
-		return ctx;
-	}
-	ctx->own_base = true;
-	ctx->base = event_base_new();
-	ctx->stop_ev = ctx->base ? event_new(ctx->base, -1, 0, stop_loop,
-					     ctx->base)
-				 : NULL;
-	if (!ctx->stop_ev) {
-		rc = -ENOMEM;
-		goto fail_base;
-	}
-	rc = -pthread_create(&ctx->thread, NULL, progress, ctx);
+	rc = progress_start(ctx, attr);
 	if (rc)
-		goto fail_base;
-	ctx->thread_running = true;
+		goto fail_trace;
 	return ctx;
 
-fail_base:
-	if (ctx->stop_ev)
-		event_free(ctx->stop_ev);
-	if (ctx->base)
-		event_base_free(ctx->base);
+fail_trace:
 	if (ctx->trace)
 		tp_trace_put(ctx->trace);
 fail_stags:
@@ -104,19 +71,37 @@ fail:
 	return NULL;
 }
 
-/* Stops the progress thread; every other object must be gone already. */
+/*
+ * iw_open() of libiwarp 0.1, whose attributes had no comp_mask: binaries
+ * built against that header keep working.
+ */
+struct iw_context_attr_0_1 {
+	struct event_base *base;
+	uint32_t max_mr;
+	const char *trace_path;
+};
+
+struct iw_context *iw_open_0_1(const struct iw_context_attr_0_1 *attr);
+struct iw_context *iw_open_0_1(const struct iw_context_attr_0_1 *attr)
+{
+	struct iw_context_attr a = { 0 };
+
+	if (!attr)
+		return iw_open_0_2(NULL);
+	a.base = attr->base;
+	a.max_mr = attr->max_mr;
+	a.trace_path = attr->trace_path;
+	return iw_open_0_2(&a);
+}
+__asm__(".symver iw_open_0_1, iw_open@IWARP_0.1");
+__asm__(".symver iw_open_0_2, iw_open@@IWARP_0.2");
+
+/* Stops the progress threads; every other object must be gone already. */
 int iw_close(struct iw_context *ctx)
 {
 	if (!ctx)
 		return -EINVAL;
-	if (ctx->thread_running) {
-		event_active(ctx->stop_ev, EV_TIMEOUT, 0);
-		pthread_join(ctx->thread, NULL);
-	}
-	if (ctx->stop_ev)
-		event_free(ctx->stop_ev);
-	if (ctx->own_base)
-		event_base_free(ctx->base);
+	progress_stop(ctx);
 	if (ctx->trace)
 		tp_trace_put(ctx->trace);
 	ddp_stag_table_destroy(&ctx->stags);

@@ -1,48 +1,68 @@
 // SPDX-License-Identifier: MIT
 /*
- * Completion queues: a ring filled by the progress loop (or by a posting
- * thread), polled by the application, with an eventfd that becomes
- * readable once per armed notification, as ibv_req_notify_cq() and
- * ibv_get_cq_event() do it.
+ * Completion queues: a ring that producers (whichever thread runs a QP's
+ * stream) and consumers (iw_poll_cq() in any thread) share without a
+ * lock, and an eventfd that becomes readable once per armed notification,
+ * as ibv_req_notify_cq() and ibv_get_cq_event() do it.  A poll that finds
+ * the ring empty runs the receive path of the CQ's QPs itself before it
+ * says so (progress.c): the application's own poll drives the stack.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "verbs/verbs.h"
 
+/* Largest CQ, in completions. */
+#define CQ_MAX_CQE (1 << 22)
+
+static uint32_t ring_slots(uint32_t cqe)
+{
+	uint32_t n = 1;
+
+	while (n < cqe)
+		n <<= 1;
+	return n;
+}
+
 struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context)
 {
+	struct cq_qps *none;
 	struct iw_cq *cq;
+	uint32_t slots;
 
-	if (!ctx || cqe <= 0 || cqe > (1 << 22)) {
+	if (!ctx || cqe <= 0 || cqe > CQ_MAX_CQE) {
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = calloc(1, sizeof(*cq));
-	if (!cq) {
+	slots = ring_slots((uint32_t)cqe);
+	if (posix_memalign((void **)&cq, 64, sizeof(*cq))) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	cq->ring = calloc((size_t)cqe, sizeof(*cq->ring));
-	if (!cq->ring) {
-		free(cq);
-		errno = ENOMEM;
-		return NULL;
-	}
-	cq->efd = eventfd(0, EFD_CLOEXEC);
+	memset(cq, 0, sizeof(*cq));
+	cq->ring = calloc(slots, sizeof(*cq->ring));
+	none = calloc(1, sizeof(*none));
+	cq->efd = cq->ring && none ? eventfd(0, EFD_CLOEXEC) : -1;
 	if (cq->efd < 0) {
-		int e = errno;
+		int e = cq->ring && none ? errno : ENOMEM;
 
+		free(none);
 		free(cq->ring);
 		free(cq);
 		errno = e;
 		return NULL;
 	}
+	for (uint32_t i = 0; i < slots; i++)
+		atomic_init(&cq->ring[i].seq, i);
 	cq->ctx = ctx;
 	cq->cq_context = cq_context;
 	cq->size = (uint32_t)cqe;
+	cq->mask = slots - 1;
+	atomic_init(&cq->qps, none);
+	grace_init(&cq->grace);
 	pthread_mutex_init(&cq->lock, NULL);
 	return cq;
 }
@@ -60,7 +80,9 @@ int iw_destroy_cq(struct iw_cq *cq)
 	if (reserved)
 		return -EBUSY;
 	close(cq->efd);
+	grace_destroy(&cq->grace);
 	pthread_mutex_destroy(&cq->lock);
+	free(atomic_load(&cq->qps));
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -75,7 +97,7 @@ bool cq_reserve(struct iw_cq *cq, uint32_t n)
 	bool ok;
 
 	pthread_mutex_lock(&cq->lock);
-	ok = n <= cq->size - cq->reserved - cq->orphans;
+	ok = n <= cq->size - cq->reserved - atomic_load(&cq->orphans);
 	if (ok)
 		cq->reserved += n;
 	pthread_mutex_unlock(&cq->lock);
@@ -89,98 +111,193 @@ void cq_release(struct iw_cq *cq, uint32_t n)
 	pthread_mutex_unlock(&cq->lock);
 }
 
-/* The queue a completion occupies a slot of until it is polled. */
-static atomic_uint *cq_slot_owner(const struct iw_wc *wc, bool recv)
+/*
+ * The QP list is replaced, never changed in place, so that a poll reads it
+ * without a lock; the old list is freed once no poll can be reading it.
+ */
+static int qps_replace(struct iw_cq *cq, struct iw_qp *add,
+		       struct iw_qp *remove)
 {
-	struct iw_qp *qp = wc->qp;
+	struct cq_qps *old, *new;
+	uint32_t n = 0;
 
-	if (!recv)
-		return &qp->sq_cqes;
-	return qp->srq ? &qp->srq->unpolled : &qp->rq_unpolled;
+	pthread_mutex_lock(&cq->lock);
+	old = atomic_load(&cq->qps);
+	new = malloc(sizeof(*new) + (old->n + 1) * sizeof(new->qp[0]));
+	if (!new) {
+		pthread_mutex_unlock(&cq->lock);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < old->n; i++)
+		if (old->qp[i] != remove)
+			new->qp[n++] = old->qp[i];
+	if (add)
+		new->qp[n++] = add;
+	new->n = n;
+	atomic_store(&cq->qps, new);
+	pthread_mutex_unlock(&cq->lock);
+	grace_wait(&cq->grace);
+	free(old);
+	return 0;
+}
+
+int cq_add_qp(struct iw_cq *cq, struct iw_qp *qp)
+{
+	return qps_replace(cq, qp, NULL);
+}
+
+/* Once it returns, no poll of this CQ touches @qp any more. */
+void cq_remove_qp(struct iw_cq *cq, struct iw_qp *qp)
+{
+	/* without memory for a new list the QP stays listed, but idle */
+	if (qps_replace(cq, NULL, qp))
+		grace_wait(&cq->grace);
 }
 
 /*
- * A QP goes away: its completions stay pollable but no longer free slots
- * of it (those of an SRQ, which outlives it, are given back now); each
- * keeps its room in the CQ reserved until it is polled.
+ * A QP goes away, and its connection with it: its completions stay
+ * pollable but no longer free slots of it (those of an SRQ, which outlives
+ * it, are given back now); each keeps its room in the CQ reserved until
+ * it is polled.  A poll that took one before it became an orphan is
+ * waited for, so the QP may be freed on return.
  */
 void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp)
 {
 	pthread_mutex_lock(&cq->lock);
-	for (uint32_t i = 0; i < cq->count; i++) {
-		struct cq_entry *e = &cq->ring[(cq->head + i) % cq->size];
+	for (uint32_t pos = atomic_load(&cq->head);
+	     pos != atomic_load(&cq->tail); pos++) {
+		struct cq_entry *e = &cq->ring[pos & cq->mask];
+		unsigned char live = CQE_LIVE;
 
-		if (!e->counted || e->wc.qp != qp)
+		if (atomic_load(&e->seq) != pos + 1 ||
+		    atomic_load_explicit(&e->qp, memory_order_relaxed) != qp)
 			continue;
-		if (e->recv && qp->srq)
-			atomic_fetch_sub(&qp->srq->unpolled, 1);
-		e->counted = false;
-		e->orphan = true;
-		cq->orphans++;
+		if (!atomic_compare_exchange_strong(&e->state, &live,
+						    CQE_ORPHAN))
+			continue;
+		if (qp->srq && e->slots == &qp->srq->unpolled)
+			atomic_fetch_sub(e->slots, 1);
+		atomic_fetch_add(&cq->orphans, 1);
 	}
 	pthread_mutex_unlock(&cq->lock);
+	grace_wait(&cq->grace);
+}
+
+static void notify(struct iw_cq *cq, const struct iw_wc *wc)
+{
+	uint64_t one = 1;
+	ssize_t w;
+
+	if (atomic_load_explicit(&cq->solicited_only, memory_order_relaxed) &&
+	    !(wc->wc_flags & IW_WC_SOLICITED) && wc->status == IW_WC_SUCCESS)
+		return;
+	if (!atomic_exchange(&cq->armed, false))
+		return;
+	w = write(cq->efd, &one, sizeof(one));
+	(void)w; /* an eventfd only refuses at 2^64 - 1 */
 }
 
 /*
- * Adds a completion.  The slot accounting of QPs and SRQs keeps a CQ from
- * holding more than it was reserved for; should it still be full, the
- * completion is lost and iw_poll_cq() says so (-IW_ECQ_OVERRUN).
+ * Adds a completion that holds a slot of the queue @slots until it is
+ * polled: a slot counted when the work was posted (receives), or counted
+ * here with @take_slot (sends).  The slot accounting of QPs and SRQs keeps a CQ from holding
+ * more than it was reserved for; should it still be full, the completion
+ * is lost and iw_poll_cq() says so (-IW_ECQ_OVERRUN).
  */
-void cq_push(struct iw_cq *cq, const struct iw_wc *wc, bool recv)
+void cq_push(struct iw_cq *cq, const struct iw_wc *wc, atomic_uint *slots,
+	     bool take_slot)
 {
-	bool notify = false;
 	struct cq_entry *e;
+	uint32_t pos;
 
-	pthread_mutex_lock(&cq->lock);
-	if (cq->count == cq->size) {
-		cq->overrun = true;
-		pthread_mutex_unlock(&cq->lock);
-		return;
+	for (;;) {
+		uint32_t seq;
+		int32_t dif;
+
+		pos = atomic_load_explicit(&cq->tail, memory_order_relaxed);
+		e = &cq->ring[pos & cq->mask];
+		seq = atomic_load_explicit(&e->seq, memory_order_acquire);
+		dif = (int32_t)(seq - pos);
+		if (dif == 0 && pos - atomic_load(&cq->head) >= cq->size)
+			dif = -1;
+		if (dif < 0) {
+			atomic_store(&cq->overrun, true);
+			return;
+		}
+		if (dif == 0 &&
+		    atomic_compare_exchange_weak(&cq->tail, &pos, pos + 1))
+			break;
 	}
-	e = &cq->ring[(cq->head + cq->count++) % cq->size];
+	if (take_slot)
+		atomic_fetch_add(slots, 1);
 	e->wc = *wc;
-	e->recv = recv;
-	e->counted = true;
-	e->orphan = false;
-	if (!recv)
-		atomic_fetch_add(&wc->qp->sq_cqes, 1);
-	if (cq->armed && (!cq->solicited_only ||
-			  (wc->wc_flags & IW_WC_SOLICITED) ||
-			  wc->status != IW_WC_SUCCESS)) {
-		cq->armed = false;
-		notify = true;
-	}
-	pthread_mutex_unlock(&cq->lock);
-	if (notify) {
-		uint64_t one = 1;
-		ssize_t w = write(cq->efd, &one, sizeof(one));
-
-		(void)w; /* an eventfd only refuses at 2^64 - 1 */
-	}
+	e->slots = slots;
+	atomic_store_explicit(&e->qp, wc->qp, memory_order_relaxed);
+	atomic_store_explicit(&e->state, CQE_LIVE, memory_order_relaxed);
+	atomic_store_explicit(&e->seq, pos + 1, memory_order_release);
+	if (atomic_load_explicit(&cq->armed, memory_order_relaxed))
+		notify(cq, wc);
 }
 
-/* Returns how many completions were copied to @wc (0..@num_entries). */
+/* How many completions from @pos on are ready, up to @max. */
+static uint32_t ready_from(struct iw_cq *cq, uint32_t pos, uint32_t max)
+{
+	uint32_t n = 0;
+
+	while (n < max &&
+	       atomic_load_explicit(&cq->ring[(pos + n) & cq->mask].seq,
+				    memory_order_acquire) == pos + n + 1)
+		n++;
+	return n;
+}
+
+/* Takes up to @max ready completions: the common path, no lock, no syscall. */
+static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
+{
+	uint32_t pos, n;
+
+	do {
+		pos = atomic_load_explicit(&cq->head, memory_order_relaxed);
+		n = ready_from(cq, pos, (uint32_t)max);
+		if (!n)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&cq->head, &pos, pos + n));
+	for (uint32_t i = 0; i < n; i++) {
+		struct cq_entry *e = &cq->ring[(pos + i) & cq->mask];
+
+		wc[i] = e->wc;
+		if (atomic_exchange(&e->state, CQE_TAKEN) == CQE_ORPHAN)
+			atomic_fetch_sub(&cq->orphans, 1);
+		else if (e->slots)
+			atomic_fetch_sub(e->slots, 1);
+		atomic_store_explicit(&e->seq, pos + i + cq->mask + 1,
+				      memory_order_release);
+	}
+	return (int)n;
+}
+
+/*
+ * Returns how many completions were copied to @wc (0..@num_entries).  An
+ * empty CQ first gets its QPs' streams moved on in the calling thread.
+ */
 int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 {
-	int n = 0;
+	unsigned int g;
+	int n;
 
 	if (!cq || num_entries < 0 || (num_entries && !wc))
 		return -EINVAL;
-	pthread_mutex_lock(&cq->lock);
-	while (n < num_entries && cq->count) {
-		struct cq_entry *e = &cq->ring[cq->head % cq->size];
-
-		wc[n++] = e->wc;
-		if (e->counted)
-			atomic_fetch_sub(cq_slot_owner(&e->wc, e->recv), 1);
-		else if (e->orphan)
-			cq->orphans--;
-		cq->head++;
-		cq->count--;
+	if (!num_entries)
+		return 0;
+	g = grace_enter(&cq->grace);
+	n = take(cq, num_entries, wc);
+	if (!n) {
+		progress_cq(cq);
+		n = take(cq, num_entries, wc);
 	}
-	if (n == 0 && cq->overrun)
+	grace_exit(&cq->grace, g);
+	if (n == 0 && atomic_load_explicit(&cq->overrun, memory_order_relaxed))
 		n = -IW_ECQ_OVERRUN;
-	pthread_mutex_unlock(&cq->lock);
 	return n;
 }
 
@@ -194,24 +311,27 @@ int iw_req_notify_cq(struct iw_cq *cq, int solicited_only)
 {
 	if (!cq)
 		return -EINVAL;
-	pthread_mutex_lock(&cq->lock);
-	cq->armed = true;
-	cq->solicited_only = solicited_only;
-	pthread_mutex_unlock(&cq->lock);
+	atomic_store(&cq->solicited_only, solicited_only != 0);
+	atomic_store(&cq->armed, true);
 	return 0;
 }
 
 /*
  * Waits for a completion event (unless the fd was made non-blocking, then
  * -EAGAIN) and consumes it.  Events raised before this call count as one.
+ * In manual progress mode the wait runs the context's loop meanwhile.
  */
 int iw_get_cq_event(struct iw_cq *cq, void **cq_context)
 {
 	uint64_t v;
 	ssize_t r;
+	int rc;
 
 	if (!cq)
 		return -EINVAL;
+	rc = progress_wait_fd(cq->ctx, cq->efd, -1);
+	if (rc)
+		return rc;
 	do
 		r = read(cq->efd, &v, sizeof(v));
 	while (r < 0 && errno == EINTR);

@@ -101,6 +101,9 @@ static int qp_reserve_cqs(struct iw_qp *qp)
 
 static void qp_release_cqs(struct iw_qp *qp)
 {
+	cq_remove_qp(qp->send_cq, qp);
+	if (qp->recv_cq != qp->send_cq)
+		cq_remove_qp(qp->recv_cq, qp);
 	cq_forget_qp(qp->send_cq, qp);
 	cq_forget_qp(qp->recv_cq, qp);
 	cq_release(qp->send_cq, qp->cap.max_send_wr);
@@ -179,6 +182,20 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 	}
 	pthread_mutex_init(&qp->own_lock, NULL);
 	atomic_init(&qp->lock, &qp->own_lock);
+	rc = cq_add_qp(qp->send_cq, qp);
+	if (!rc && qp->recv_cq != qp->send_cq) {
+		rc = cq_add_qp(qp->recv_cq, qp);
+		if (rc)
+			cq_remove_qp(qp->send_cq, qp);
+	}
+	if (rc) {
+		rdmap_qp_fini(&qp->engine);
+		qp_release_cqs(qp);
+		pthread_mutex_destroy(&qp->own_lock);
+		free(qp);
+		errno = -rc;
+		return NULL;
+	}
 	pd_add_qp(pd, qp);
 	return qp;
 }
@@ -408,7 +425,11 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 		.err = c->status == RDMAP_WC_SUCCESS ? 0 : c->err,
 	};
 
-	cq_push(c->recv ? qp->recv_cq : qp->send_cq, &wc, c->recv);
+	if (!c->recv)
+		cq_push(qp->send_cq, &wc, &qp->sq_cqes, true);
+	else
+		cq_push(qp->recv_cq, &wc,
+			qp->srq ? &qp->srq->unpolled : &qp->rq_unpolled, false);
 }
 
 static void term_info(struct iw_terminate_info *ti, const struct rdmap_term *t,

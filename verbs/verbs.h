@@ -23,6 +23,7 @@
 
 #include "iwarp/cm.h"
 #include "iwarp/verbs.h"
+#include "lib/grace.h"
 #include "lib/transport.h"
 #include "mpa/mpa.h"
 #include "rdmap/rdmap.h"
@@ -37,12 +38,30 @@ _Static_assert(sizeof(struct iw_sge) == sizeof(struct rdmap_sge) &&
 			       offsetof(struct rdmap_sge, lkey),
 	       "struct iw_sge and struct rdmap_sge must have one layout");
 
-struct iw_context {
+/*
+ * An event loop of the context: a libevent base and, unless the
+ * application drives it, a thread dispatching it.  Connections are spread
+ * over the loops; listeners, handshake timers and deferred frees use the
+ * first.  In manual mode the application's calls dispatch it: whoever
+ * holds @dispatch runs it, nobody waits for it.
+ */
+struct progress_loop {
 	struct event_base *base;
 	bool own_base;
 	pthread_t thread;
 	bool thread_running;
 	struct event *stop_ev;
+	pthread_mutex_t dispatch; /* manual: held by whoever runs it */
+	atomic_uint barriers;	  /* manual: waiting for it to stop */
+};
+
+struct iw_context {
+	struct event_base *base; /* the first loop's: listeners, timers */
+	enum iw_progress_mode mode;
+	struct progress_loop *loops;
+	uint32_t n_loops;
+	atomic_uint next_loop; /* where the next connection goes */
+	atomic_uint idle_polls; /* manual: empty polls since the loop ran */
 	struct ddp_stag_table stags;
 	pthread_mutex_t lock; /* pd ids, listeners' pending lists */
 	uint32_t next_pd;
@@ -64,29 +83,52 @@ struct iw_pd {
 };
 
 /*
- * A completion in a CQ.  @counted: polling it frees a slot of its QP's
- * send or receive queue (or its SRQ).  When the QP is destroyed first its
- * completions become @orphan: each keeps room reserved until polled.
+ * A completion in a CQ's ring (a bounded queue of many producers and
+ * many consumers that takes no lock).  @seq says whose turn the slot is:
+ * a producer's when it equals the position, a consumer's at position + 1.
+ * @slots is the queue whose slot the completion holds until it is polled;
+ * when the QP goes first, its completions become orphans (@state), which
+ * keep their room in the CQ until polled but free no queue slot.
  */
+enum cq_entry_state {
+	CQE_LIVE,
+	CQE_TAKEN,  /* a consumer has it */
+	CQE_ORPHAN, /* its QP was destroyed */
+};
+
 struct cq_entry {
+	atomic_uint seq;
+	atomic_uchar state; /* enum cq_entry_state */
+	_Atomic(struct iw_qp *) qp;
+	atomic_uint *slots;
 	struct iw_wc wc;
-	bool counted;
-	bool orphan;
-	bool recv;
+};
+
+/* The QPs that complete on a CQ: what an empty poll makes progress on. */
+struct cq_qps {
+	uint32_t n;
+	struct iw_qp *qp[];
 };
 
 struct iw_cq {
 	struct iw_context *ctx;
 	void *cq_context;
-	pthread_mutex_t lock;
 	struct cq_entry *ring;
-	uint32_t size, head, count;
+	uint32_t size; /* completions it holds */
+	uint32_t mask; /* ring slots - 1: a power of two at least size */
+	/* consumers and producers each on a cache line of their own */
+	_Alignas(64) atomic_uint head;
+	_Alignas(64) atomic_uint tail;
+	_Alignas(64) struct grace grace; /* pollers against QPs going away */
+	_Atomic(struct cq_qps *) qps;
+	atomic_uint next_qp; /* where the next empty poll starts */
+	atomic_bool armed;
+	atomic_bool solicited_only;
+	atomic_bool overrun;
 	int efd; /* eventfd: readable after an armed completion */
-	bool armed;
-	bool solicited_only;
-	bool overrun;
+	pthread_mutex_t lock; /* reserved, orphans' walk, the QP list */
 	uint32_t reserved; /* work requests of attached QPs it must hold */
-	uint32_t orphans;  /* completions of destroyed QPs, not polled yet */
+	atomic_uint orphans; /* completions of destroyed QPs, not polled yet */
 	unsigned int events, acked;
 };
 
@@ -220,10 +262,22 @@ void pd_add_srq(struct iw_pd *pd, struct iw_srq *srq);
 void pd_remove_srq(struct iw_pd *pd, struct iw_srq *srq);
 
 /* cq.c */
-void cq_push(struct iw_cq *cq, const struct iw_wc *wc, bool recv);
+void cq_push(struct iw_cq *cq, const struct iw_wc *wc, atomic_uint *slots,
+	     bool take_slot);
 bool cq_reserve(struct iw_cq *cq, uint32_t n);
 void cq_release(struct iw_cq *cq, uint32_t n);
+int cq_add_qp(struct iw_cq *cq, struct iw_qp *qp);
+void cq_remove_qp(struct iw_cq *cq, struct iw_qp *qp);
 void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp);
+
+/* progress.c */
+int progress_start(struct iw_context *ctx, const struct iw_context_attr *attr);
+void progress_stop(struct iw_context *ctx);
+struct event_base *progress_conn_base(struct iw_context *ctx);
+void progress_barrier(struct iw_context *ctx);
+void progress_cq(struct iw_cq *cq);
+int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms);
+void progress_quiesce_qp(struct iw_qp *qp);
 
 /* qp.c */
 pthread_mutex_t *qp_lock(struct iw_qp *qp);
@@ -241,6 +295,7 @@ void conn_hold_first_fpdu(struct iw_cm_id *id, bool initiator);
 void conn_release_hold(struct iw_cm_id *id);
 void conn_terminate_expired(struct iw_cm_id *id);
 void conn_kick(struct iw_cm_id *id);
+void conn_progress(struct iw_cm_id *id);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);
 void conn_close(struct iw_cm_id *id, int err);

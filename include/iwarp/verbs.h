@@ -7,8 +7,9 @@
  * Threads: every call may be made from any thread.  Posting and polling
  * run in the calling thread; a Send or Write is handed to the socket right
  * away when it can be.  Received data is placed, and completions are
- * generated, by the progress loop: the library's own thread, or the
- * application's event_base when one is given to iw_open().
+ * generated, by the thread that polls an empty CQ (it reads the sockets of
+ * that CQ's QPs itself) and by the progress mode's threads: see
+ * enum iw_progress_mode.
  */
 #ifndef IWARP_VERBS_H
 #define IWARP_VERBS_H
@@ -31,22 +32,63 @@ struct iw_srq;
 
 /* ---- device context ---------------------------------------------- */
 
+/*
+ * Who runs the receive path: placing arriving data, answering RDMA Read
+ * Requests, generating completions, the MPA handshakes.  Whatever the
+ * mode, iw_poll_cq() on an empty CQ, iw_get_cq_event(), iw_get_cm_event()
+ * and iw_progress() run it in the calling thread too, and a Send or Write
+ * leaves from the posting thread; the wire octets are the same in every
+ * mode.
+ */
+enum iw_progress_mode {
+	/* a library thread as well, for connections nobody polls */
+	IW_PROGRESS_THREAD,
+	/* only the application's calls: no thread, nothing moves between them */
+	IW_PROGRESS_MANUAL,
+	/* progress_threads library threads, connections spread over them */
+	IW_PROGRESS_THREADS,
+};
+
+/* Which optional fields of struct iw_context_attr are set. */
+enum iw_context_attr_mask {
+	IW_CONTEXT_ATTR_PROGRESS = 1 << 0, /* progress, progress_threads */
+};
+
+/*
+ * How this structure grows without breaking binaries built against an
+ * older header: fields are only ever added at the end, each with a bit in
+ * comp_mask that says the caller set it; the library reads no field whose
+ * bit is clear, and refuses bits it does not know (EINVAL).  Fields before
+ * the first optional one are always read.
+ */
 struct iw_context_attr {
+	uint32_t comp_mask; /* enum iw_context_attr_mask */
 	/*
-	 * NULL: the library runs a progress thread of its own.  Otherwise
-	 * the application dispatches this event_base itself (libevent with
+	 * NULL: the library creates its own event loop.  Otherwise the
+	 * application dispatches this event_base itself (libevent with
 	 * pthreads support enabled, evthread_use_pthreads(), when other
-	 * threads call libiwarp).
+	 * threads call libiwarp); the progress mode is then ignored.
 	 */
 	struct event_base *base;
 	uint32_t max_mr; /* registrations at once; 0: 65536 */
 	/* write every connection's traffic to this pcap file; NULL: none
 	 * (the IWARP_TRACE environment variable sets it too) */
 	const char *trace_path;
+	/* IW_CONTEXT_ATTR_PROGRESS */
+	enum iw_progress_mode progress;
+	uint32_t progress_threads; /* IW_PROGRESS_THREADS: how many; 0: 2 */
 };
 
 struct iw_context *iw_open(const struct iw_context_attr *attr);
 int iw_close(struct iw_context *ctx);
+/*
+ * Runs the receive path of every connection of the context in the calling
+ * thread, waiting at most @timeout_ms (-1: no bound, 0: not at all) for
+ * something to happen.  What an application in IW_PROGRESS_MANUAL mode
+ * calls when it waits on descriptors of its own.  Returns 0 or a negative
+ * errno-style code.
+ */
+int iw_progress(struct iw_context *ctx, int timeout_ms);
 
 /* Debug log to stderr: handshakes, Terminates, state changes, with the
  * connection's addresses.  Level 0 is off; IWARP_DEBUG=1 in the

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Who moves the streams on.  The application's own calls do, first of
+ * all: a poll that finds its CQ empty reads the sockets of the CQ's QPs
+ * in the calling thread and runs the receive path right there, as
+ * libfabric's and UCX's TCP transports do.  Each connection's lock is
+ * only tried: whoever holds it is making progress already, and nobody
+ * waits for it.  Behind that, the context's event loops run the rest
+ * (listeners, MPA handshakes, timers, sockets that were full, and
+ * connections nobody polls): dispatched by library threads, by the
+ * application's own event_base, or in manual mode by the application's
+ * waiting calls.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+
+#include <event2/event.h>
+
+#include "verbs/verbs.h"
+
+/* Manual mode: an empty poll runs the loop once in this many. */
+#define MANUAL_LOOP_EVERY 32
+/* A waiter that finds another thread running the loop looks again after. */
+#define MANUAL_WAIT_SLICE_MS 1
+
+/* The loop the calling thread is dispatching, if any. */
+static _Thread_local struct progress_loop *dispatching;
+
+static void *loop_thread(void *arg)
+{
+	struct progress_loop *l = arg;
+
+	dispatching = l;
+	event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY);
+	return NULL;
+}
+
+static void stop_loop(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	event_base_loopbreak(arg);
+}
+
+static void loop_fini(struct progress_loop *l)
+{
+	if (l->thread_running) {
+		event_active(l->stop_ev, EV_TIMEOUT, 0);
+		pthread_join(l->thread, NULL);
+		l->thread_running = false;
+	}
+	if (l->stop_ev)
+		event_free(l->stop_ev);
+	if (l->own_base && l->base)
+		event_base_free(l->base);
+	pthread_mutex_destroy(&l->dispatch);
+}
+
+static int loop_init(struct progress_loop *l, struct event_base *app_base,
+		     bool thread)
+{
+	int rc;
+
+	pthread_mutex_init(&l->dispatch, NULL);
+	if (app_base) {
+		l->base = app_base;
+		return 0;
+	}
+	l->own_base = true;
+	l->base = event_base_new();
+	if (!l->base)
+		return -ENOMEM;
+	if (!thread)
+		return 0;
+	l->stop_ev = event_new(l->base, -1, 0, stop_loop, l->base);
+	if (!l->stop_ev)
+		return -ENOMEM;
+	rc = -pthread_create(&l->thread, NULL, loop_thread, l);
+	if (rc)
+		return rc;
+	l->thread_running = true;
+	return 0;
+}
+
+/*
+ * Sets up the context's loops as @attr asks: see enum iw_progress_mode.
+ * Returns 0 or a negative errno-style code (-EINVAL for an attribute it
+ * does not know).
+ */
+int progress_start(struct iw_context *ctx, const struct iw_context_attr *attr)
+{
+	enum iw_progress_mode mode = IW_PROGRESS_THREAD;
+	uint32_t n = 1;
+	int rc = 0;
+
+	if (attr && (attr->comp_mask & ~(uint32_t)IW_CONTEXT_ATTR_PROGRESS))
+		return -EINVAL;
+	if (attr && (attr->comp_mask & IW_CONTEXT_ATTR_PROGRESS)) {
+		mode = attr->progress;
+		if (mode == IW_PROGRESS_THREADS)
+			n = attr->progress_threads ? attr->progress_threads : 2;
+		if (mode > IW_PROGRESS_THREADS || n > 1024)
+			return -EINVAL;
+	}
+	if (attr && attr->base) {
+		mode = IW_PROGRESS_THREAD; /* the application's thread */
+		n = 1;
+	}
+	ctx->mode = mode;
+	ctx->loops = calloc(n, sizeof(*ctx->loops));
+	if (!ctx->loops)
+		return -ENOMEM;
+	for (; ctx->n_loops < n && !rc; ctx->n_loops++)
+		rc = loop_init(&ctx->loops[ctx->n_loops],
+			       attr ? attr->base : NULL,
+			       mode != IW_PROGRESS_MANUAL);
+	if (rc) {
+		progress_stop(ctx);
+		return rc;
+	}
+	ctx->base = ctx->loops[0].base;
+	return 0;
+}
+
+void progress_stop(struct iw_context *ctx)
+{
+	for (uint32_t i = 0; i < ctx->n_loops; i++)
+		loop_fini(&ctx->loops[i]);
+	free(ctx->loops);
+	ctx->loops = NULL;
+	ctx->n_loops = 0;
+}
+
+/* The loop a new connection's socket is watched by: spread evenly. */
+struct event_base *progress_conn_base(struct iw_context *ctx)
+{
+	uint32_t i = atomic_fetch_add(&ctx->next_loop, 1) % ctx->n_loops;
+
+	return ctx->loops[i].base;
+}
+
+struct barrier {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool passed;
+};
+
+static void barrier_pass(evutil_socket_t fd, short what, void *arg)
+{
+	struct barrier *b = arg;
+
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&b->lock);
+	b->passed = true;
+	pthread_cond_signal(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Waits until @l's thread has finished whatever callback it is in. */
+static void thread_barrier(struct progress_loop *l)
+{
+	struct barrier b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+			     false };
+
+	if (event_base_once(l->base, -1, EV_TIMEOUT, barrier_pass, &b, NULL))
+		return;
+	pthread_mutex_lock(&b.lock);
+	while (!b.passed)
+		pthread_cond_wait(&b.cond, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+}
+
+/*
+ * Waits until no loop of the context is inside a callback started before
+ * the call, unless the caller is that callback's own thread.  An
+ * application that dispatches its own base runs callbacks in its own
+ * thread, where there is nothing to wait for.
+ */
+void progress_barrier(struct iw_context *ctx)
+{
+	for (uint32_t i = 0; i < ctx->n_loops; i++) {
+		struct progress_loop *l = &ctx->loops[i];
+
+		if (dispatching == l)
+			continue;
+		if (l->thread_running) {
+			thread_barrier(l);
+		} else if (ctx->mode == IW_PROGRESS_MANUAL) {
+			/* a waiter may sit in the loop: wake it, keep it out */
+			atomic_fetch_add(&l->barriers, 1);
+			event_base_loopbreak(l->base);
+			pthread_mutex_lock(&l->dispatch);
+			pthread_mutex_unlock(&l->dispatch);
+			atomic_fetch_sub(&l->barriers, 1);
+		}
+	}
+}
+
+/*
+ * Manual mode: runs the loop once, unless another thread is running it:
+ * waiting up to @timeout_ms (-1: no bound) for something to happen, and
+ * for @fd to become readable when it is not -1.  Returns false when
+ * another thread had the loop.
+ */
+static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms)
+{
+	struct progress_loop *l = &ctx->loops[0];
+	struct event *fd_ev = NULL, *timer = NULL;
+
+	if (dispatching == l || atomic_load(&l->barriers) ||
+	    pthread_mutex_trylock(&l->dispatch))
+		return false;
+	dispatching = l;
+	if (timeout_ms == 0) {
+		event_base_loop(l->base, EVLOOP_NONBLOCK);
+	} else {
+		/* the loop must come back for the descriptor and the time */
+		if (fd >= 0) {
+			fd_ev = event_new(l->base, fd, EV_READ, stop_loop,
+					  l->base);
+			if (fd_ev)
+				event_add(fd_ev, NULL);
+		}
+		if (timeout_ms > 0) {
+			struct timeval tv = { timeout_ms / 1000,
+					      (timeout_ms % 1000) * 1000 };
+
+			timer = evtimer_new(l->base, stop_loop, l->base);
+			if (timer)
+				evtimer_add(timer, &tv);
+		}
+		event_base_loop(l->base, EVLOOP_ONCE);
+		if (fd_ev)
+			event_free(fd_ev);
+		if (timer)
+			event_free(timer);
+	}
+	dispatching = NULL;
+	pthread_mutex_unlock(&l->dispatch);
+	return true;
+}
+
+static bool fd_readable(int fd, int timeout_ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	return poll(&p, 1, timeout_ms) > 0;
+}
+
+/*
+ * Before a call waits on @fd (a CQ's or a CM channel's): in manual mode
+ * nothing would make it readable, so the loop runs in the caller until it
+ * is (or, for a non-blocking descriptor, once).  Returns 0, or -EAGAIN
+ * when a non-blocking descriptor is not readable.  In the other modes a
+ * thread of the library or of the application runs the loop: the caller
+ * just waits.
+ */
+int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms)
+{
+	int fl;
+
+	if (ctx->mode != IW_PROGRESS_MANUAL)
+		return 0;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	if (fl & O_NONBLOCK) {
+		if (!fd_readable(fd, 0))
+			manual_run(ctx, -1, 0);
+		return fd_readable(fd, 0) ? 0 : -EAGAIN;
+	}
+	while (!fd_readable(fd, 0)) {
+		if (!manual_run(ctx, fd, timeout_ms))
+			fd_readable(fd, MANUAL_WAIT_SLICE_MS);
+	}
+	return 0;
+}
+
+/*
+ * @qp's connection goes: once this returns, no poll of its CQs is still
+ * inside it (progress_cq() reaches connections through their QPs).
+ */
+void progress_quiesce_qp(struct iw_qp *qp)
+{
+	grace_wait(&qp->send_cq->grace);
+	if (qp->recv_cq != qp->send_cq)
+		grace_wait(&qp->recv_cq->grace);
+}
+
+/*
+ * Moves @qp's stream on in the calling thread, unless another thread is
+ * at it.  The QP's lock may change (it follows the connection) while we
+ * try it: a lock that is no longer the QP's is let go.
+ */
+static void progress_qp(struct iw_qp *qp)
+{
+	pthread_mutex_t *l = atomic_load(&qp->lock);
+
+	if (pthread_mutex_trylock(l))
+		return;
+	if (l == atomic_load(&qp->lock) && qp->id)
+		conn_progress(qp->id);
+	pthread_mutex_unlock(l);
+}
+
+/*
+ * The CQ is empty: read what has arrived for its QPs, starting with a
+ * different QP each time so that none is always last.  Called inside the
+ * CQ's grace period, which keeps the QPs (and their connections) alive.
+ */
+void progress_cq(struct iw_cq *cq)
+{
+	struct iw_context *ctx = cq->ctx;
+	struct cq_qps *qps = atomic_load(&cq->qps);
+
+	if (qps->n) {
+		uint32_t start = atomic_fetch_add_explicit(
+			&cq->next_qp, 1, memory_order_relaxed);
+
+		for (uint32_t i = 0; i < qps->n; i++)
+			progress_qp(qps->qp[(start + i) % qps->n]);
+	}
+	if (ctx->mode == IW_PROGRESS_MANUAL &&
+	    atomic_fetch_add_explicit(&ctx->idle_polls, 1,
+				      memory_order_relaxed) %
+			    MANUAL_LOOP_EVERY ==
+		    0)
+		manual_run(ctx, -1, 0);
+}
+
+int iw_progress(struct iw_context *ctx, int timeout_ms)
+{
+	if (!ctx)
+		return -EINVAL;
+	if (ctx->mode != IW_PROGRESS_MANUAL)
+		return 0;
+	while (!manual_run(ctx, -1, timeout_ms)) {
+		/* another thread runs the loop: give it a slice, then retry */
+		if (timeout_ms == 0)
+			return 0;
+		poll(NULL, 0, MANUAL_WAIT_SLICE_MS);
+		if (timeout_ms > 0)
+			timeout_ms = timeout_ms > MANUAL_WAIT_SLICE_MS
+					     ? timeout_ms - MANUAL_WAIT_SLICE_MS
+					     : 0;
+	}
+	return 0;
+}
