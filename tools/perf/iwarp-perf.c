@@ -186,6 +186,10 @@ static void usage(FILE *f)
 "      --rx-depth N         --perftest send tests: perftest's -r, receives\n"
 "                           posted for Sends (512, at most -n)\n"
 "      --crc on|off|follow, --markers on|off|follow, --mpa-rev 1|2\n"
+"      --progress thread|manual|N\n"
+"                           who runs libiwarp's receive path besides the\n"
+"                           polling threads: a library thread (default),\n"
+"                           nobody else, or N library threads\n"
 "      --timeout SECONDS    bound of every wait (10)\n"
 "      --max-size SIZE      server: largest buffer it registers (1g)\n"
 "  -d, --debug              libiwarp's debug log on stderr\n"
@@ -195,7 +199,7 @@ static void usage(FILE *f)
 enum {
 	OPT_DURATION = 256, OPT_CRC, OPT_MARKERS, OPT_MPA_REV, OPT_TCP,
 	OPT_JSON, OPT_LOOPBACK, OPT_TIMEOUT, OPT_MAX_SIZE, OPT_PERFTEST,
-	OPT_RX_DEPTH,
+	OPT_RX_DEPTH, OPT_PROGRESS,
 };
 
 static const struct option longopts[] = {
@@ -221,6 +225,7 @@ static const struct option longopts[] = {
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "perftest", no_argument, NULL, OPT_PERFTEST },
 	{ "rx-depth", required_argument, NULL, OPT_RX_DEPTH },
+	{ "progress", required_argument, NULL, OPT_PROGRESS },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 }
 };
@@ -362,6 +367,18 @@ static int take_option(struct perf_opts *o, int opt, const char *arg,
 		break;
 	case OPT_PERFTEST:
 		o->perftest = true;
+		break;
+	case OPT_PROGRESS:
+		if (strcmp(arg, "thread") == 0) {
+			o->progress = IW_PROGRESS_THREAD;
+		} else if (strcmp(arg, "manual") == 0) {
+			o->progress = IW_PROGRESS_MANUAL;
+		} else if (parse_num(arg, 1, 64, &v)) {
+			o->progress = IW_PROGRESS_THREADS;
+			o->progress_threads = (uint32_t)v;
+		} else {
+			return bad("--progress takes thread, manual or 1 to 64");
+		}
 		break;
 	case OPT_RX_DEPTH:
 		if (!parse_num(arg, 1, PERF_MAX_DEPTH, &v))

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <poll.h>
+
 #include "tool.h"
 
 #define PERF_PROG "iwarp-perf"
@@ -43,6 +45,9 @@ struct perf_opts {
 	int timeout_ms;	   /* bound of every wait */
 	uint64_t max_size; /* server: largest buffer it registers */
 	struct iw_mpa_opts mpa;
+	/* --progress: the library's progress mode, and its thread count */
+	enum iw_progress_mode progress;
+	uint32_t progress_threads;
 	/* --loopback: the client has given up; its server stops waiting */
 	const atomic_bool *client_gone;
 };
@@ -186,6 +191,8 @@ int perf_send_ctrl(struct perf_ep *e, const struct perf_ctrl *c, bool empty);
 int perf_poll(struct perf_dev *d, struct iw_wc *wc, int max, int ms,
 	      unsigned int flags);
 int perf_check_cm(struct perf_dev *d, unsigned int flags);
+int perf_wait_fds(struct perf_dev *d, struct pollfd *p, nfds_t n, int ms);
+struct iw_cm_event *perf_event(struct perf_dev *d, int ms);
 int perf_wc_failed(struct perf_dev *d, const struct iw_wc *wc);
 void perf_explain(const char *where, const struct iw_cm_event *ev,
 		  const struct iw_mpa_opts *ours);

@@ -576,7 +576,7 @@ static int connect_ep(struct perf_client *c, struct perf_ep *e, size_t len)
 	if (rc)
 		return perf_fail("cannot connect to %s: %s", c->d.where,
 				 iw_strerror(rc));
-	ev = tool_event(c->d.ch, 2 * o->timeout_ms);
+	ev = perf_event(&c->d, 2 * o->timeout_ms);
 	if (!ev)
 		return perf_fail("no answer from %s within %d s", c->d.where,
 				 2 * o->timeout_ms / 1000);
@@ -654,7 +654,7 @@ void perf_client_close(struct perf_client *c)
 		if (!e->up)
 			continue;
 		iw_disconnect(e->id);
-		ev = tool_event(c->d.ch, c->o->timeout_ms);
+		ev = perf_event(&c->d, c->o->timeout_ms);
 		if (ev)
 			iw_ack_cm_event(ev);
 		e->up = false;

@@ -48,7 +48,11 @@ int perf_dev_open(struct perf_dev *d, const struct perf_opts *o)
 {
 	memset(d, 0, sizeof(*d));
 	d->o = o;
-	d->ctx = iw_open(NULL);
+	d->ctx = iw_open(&(struct iw_context_attr){
+		.comp_mask = IW_CONTEXT_ATTR_PROGRESS,
+		.progress = o->progress,
+		.progress_threads = o->progress_threads,
+	});
 	if (!d->ctx)
 		return perf_fail("cannot open the device: %s", strerror(errno));
 	if (o->debug)
@@ -261,7 +265,7 @@ int perf_wc_failed(struct perf_dev *d, const struct iw_wc *wc)
 	struct iw_wc w = *wc;
 
 	if (wc->status == IW_WC_WR_FLUSH_ERR)
-		ev = tool_event(d->ch, 500);
+		ev = perf_event(d, 500);
 	if (ev) {
 		perf_explain(d->where, ev, NULL);
 		iw_ack_cm_event(ev);
@@ -291,7 +295,7 @@ static int take_cm(struct perf_dev *d, bool closing)
 {
 	struct iw_cm_event *ev;
 
-	while ((ev = tool_event(d->ch, 0))) {
+	while ((ev = perf_event(d, 0))) {
 		struct perf_ep *e = ep_of_id(d, ev->id);
 		bool clean = ev->event == IW_CM_EVENT_DISCONNECTED;
 
@@ -313,6 +317,39 @@ static int take_cm(struct perf_dev *d, bool closing)
 		if (d->ep[i].up)
 			return 0;
 	return -2;
+}
+
+/*
+ * poll(2) on descriptors of the device's objects.  In manual progress
+ * mode nothing would make them readable: the library's loop runs in this
+ * thread meanwhile.
+ */
+int perf_wait_fds(struct perf_dev *d, struct pollfd *p, nfds_t n, int ms)
+{
+	double end = tool_now_us() + ms * 1000.0;
+
+	if (d->o->progress != IW_PROGRESS_MANUAL)
+		return poll(p, n, ms);
+	for (;;) {
+		int r = poll(p, n, 0), left;
+
+		if (r)
+			return r;
+		left = ms < 0 ? -1 : (int)((end - tool_now_us()) / 1000);
+		if (ms >= 0 && left <= 0)
+			return 0;
+		iw_progress(d->ctx, left < 0 || left > 100 ? 100 : left);
+	}
+}
+
+/* The next CM event within @ms, or NULL. */
+struct iw_cm_event *perf_event(struct perf_dev *d, int ms)
+{
+	struct pollfd p = { iw_cm_channel_fd(d->ch), POLLIN, 0 };
+
+	if (perf_wait_fds(d, &p, 1, ms) != 1)
+		return NULL;
+	return tool_event(d->ch, 0);
 }
 
 /* The CM events that came, taken without waiting: 0, -1 or -2 as below. */
@@ -353,7 +390,7 @@ int perf_poll(struct perf_dev *d, struct iw_wc *wc, int max, int ms,
 			n = iw_poll_cq(d->cq, max, wc);
 			if (n)
 				break;
-			if (poll(p, 2, left) < 0)
+			if (perf_wait_fds(d, p, 2, left) < 0)
 				return perf_fail("poll: %s", strerror(errno));
 			if (p[0].revents)
 				iw_get_cq_event(d->cq, NULL);

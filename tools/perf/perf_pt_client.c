@@ -36,7 +36,7 @@ static struct iw_cm_event *event_for(struct pt_run *t, struct iw_cm_id *id,
 
 	for (;;) {
 		int left = (int)((end - tool_now_us()) / 1000);
-		struct iw_cm_event *ev = tool_event(t->d.ch, left > 0 ? left
+		struct iw_cm_event *ev = perf_event(&t->d, left > 0 ? left
 								     : 0);
 
 		if (!ev || ev->id == id)

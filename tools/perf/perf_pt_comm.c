@@ -98,7 +98,7 @@ int pt_comm_connect(struct pt_run *t)
 	if (rc)
 		return perf_fail("cannot connect to %s: %s", t->d.where,
 				 iw_strerror(rc));
-	ev = tool_event(t->d.ch, 2 * o->timeout_ms);
+	ev = perf_event(&t->d, 2 * o->timeout_ms);
 	if (!ev)
 		return perf_fail("no answer from %s within %d s", t->d.where,
 				 2 * o->timeout_ms / 1000);
@@ -216,7 +216,7 @@ static int comm_wait(struct pt_run *t, const char *what)
 		if (left <= 0)
 			return perf_fail("%s: no %s within %d s", t->d.where,
 					 what, t->o->timeout_ms / 1000);
-		if (poll(p, 2, left < 200 ? left : 200) < 0)
+		if (perf_wait_fds(&t->d, p, 2, left < 200 ? left : 200) < 0)
 			return perf_fail("poll: %s", strerror(errno));
 		if (p[0].revents)
 			iw_get_cq_event(t->comm_cq, NULL);

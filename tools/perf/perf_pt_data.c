@@ -123,7 +123,7 @@ int pt_take_cm(struct pt_run *t)
 {
 	struct iw_cm_event *ev;
 
-	while ((ev = tool_event(t->d.ch, 0))) {
+	while ((ev = perf_event(&t->d, 0))) {
 		uint32_t i;
 		bool data = is_data_id(t, ev->id, &i);
 		bool ours = data || ev->id == t->comm_id;
@@ -193,7 +193,7 @@ static bool any_up(const struct pt_run *t)
 /* Takes the events of the run's end: connections going down. */
 static void take_ends(struct pt_run *t, int ms)
 {
-	struct iw_cm_event *ev = tool_event(t->d.ch, ms);
+	struct iw_cm_event *ev = perf_event(&t->d, ms);
 	uint32_t i;
 
 	if (!ev)

@@ -56,7 +56,7 @@ static struct iw_cm_event *next_request(struct pt_run *t, int ms)
 	double end = tool_now_us() + ms * 1000.0;
 
 	for (;;) {
-		struct iw_cm_event *ev = tool_event(t->d.ch, 200);
+		struct iw_cm_event *ev = perf_event(&t->d, 200);
 
 		if (t->o->client_gone && atomic_load(t->o->client_gone))
 			return NULL;

@@ -206,7 +206,7 @@ static int accept_run(struct server *s)
 
 	while (!s->d.n_ep || up < s->d.n_ep) {
 		/* short looks: a loopback client that gave up is noticed */
-		struct iw_cm_event *ev = tool_event(s->d.ch, 200);
+		struct iw_cm_event *ev = perf_event(&s->d, 200);
 		int rc;
 
 		if (s->o->client_gone && atomic_load(s->o->client_gone))
