@@ -8,6 +8,7 @@
 #define IW_DDP_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,13 +55,21 @@ uint8_t *ddp_iov_span(const struct iovec *iov, int iovcnt, size_t off,
 #define DDP_ACCESS_LOCAL_WRITE 0x1
 #define DDP_ACCESS_REMOTE_WRITE 0x2
 #define DDP_ACCESS_REMOTE_READ 0x4
+/* not a right: the check of a work request being posted (ddp_mr_check) */
+#define DDP_ACCESS_POST 0x8
 
 /* STag = 24-bit index (never 0) << 8 | 8-bit key */
 #define DDP_STAG_INDEX(stag) ((stag) >> 8)
 #define DDP_STAG_KEY(stag) ((stag) & 0xff)
 #define DDP_MAX_REGIONS (1u << 24)
 
+/*
+ * A registration.  Readers take no lock: @seq is odd while a writer (under
+ * the table's lock) changes the slot, and a reader copies the slot until
+ * it sees the same even @seq before and after.
+ */
 struct ddp_mr {
+	atomic_uint seq;
 	uint32_t stag;
 	uint32_t pd;
 	uint64_t va;	/* tagged offset of the first octet */
@@ -69,11 +78,12 @@ struct ddp_mr {
 	uint32_t access;
 	bool in_use;
 	bool valid;	/* false once invalidated */
+	bool closing;	/* being deregistered: no new local use */
 };
 
 /* Registrations of one device; every QP checks its PD against them. */
 struct ddp_stag_table {
-	pthread_mutex_t lock;
+	pthread_mutex_t lock; /* writers */
 	struct ddp_mr *slot; /* indexed by STag index; slot 0 unused */
 	uint32_t *free_idx;
 	uint32_t n_slots;
@@ -96,6 +106,7 @@ int ddp_mr_register(struct ddp_stag_table *t, uint32_t pd, uint64_t va,
 		    void *base, uint64_t len, uint32_t access, uint32_t *stag);
 int ddp_mr_deregister(struct ddp_stag_table *t, uint32_t stag);
 int ddp_mr_invalidate(struct ddp_stag_table *t, uint32_t stag, uint32_t pd);
+int ddp_mr_set_closing(struct ddp_stag_table *t, uint32_t stag, bool closing);
 enum ddp_mr_fault ddp_mr_check(struct ddp_stag_table *t, uint32_t stag,
 			       uint32_t pd, uint32_t access, uint64_t to,
 			       uint64_t len, uint8_t **where);

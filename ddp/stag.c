@@ -6,7 +6,9 @@
  * it has seen.  Lookup goes by index, then demands the whole STag.
  *
  * The table is shared by every QP of a device and by the threads that
- * register memory, hence the lock; checks copy what they need out of it.
+ * register memory.  Writers take the table's lock; every check on the
+ * data path reads without one, through the slot's sequence count, so QPs
+ * in different threads never meet on a lock here.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +35,8 @@ int ddp_stag_table_init(struct ddp_stag_table *t, uint32_t max_regions)
 	/* hand out low indices first */
 	for (uint32_t i = 0; i < max_regions; i++)
 		t->free_idx[i] = max_regions - i;
+	for (uint32_t i = 0; i < t->n_slots; i++)
+		atomic_init(&t->slot[i].seq, 0);
 	t->n_free = max_regions;
 	pthread_mutex_init(&t->lock, NULL);
 	return 0;
@@ -44,6 +48,18 @@ void ddp_stag_table_destroy(struct ddp_stag_table *t)
 	free(t->slot);
 	free(t->free_idx);
 	memset(t, 0, sizeof(*t));
+}
+
+/* With the table's lock: readers see the slot change as a whole. */
+static void slot_write_begin(struct ddp_mr *mr)
+{
+	atomic_fetch_add_explicit(&mr->seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static void slot_write_end(struct ddp_mr *mr)
+{
+	atomic_fetch_add_explicit(&mr->seq, 1, memory_order_release);
 }
 
 /*
@@ -70,16 +86,17 @@ int ddp_mr_register(struct ddp_stag_table *t, uint32_t pd, uint64_t va,
 	}
 	idx = t->free_idx[--t->n_free];
 	mr = &t->slot[idx];
-	*mr = (struct ddp_mr){
-		.stag = idx << 8 | key,
-		.pd = pd,
-		.va = va,
-		.base = base,
-		.len = len,
-		.access = access,
-		.in_use = true,
-		.valid = true,
-	};
+	slot_write_begin(mr);
+	mr->stag = idx << 8 | key;
+	mr->pd = pd;
+	mr->va = va;
+	mr->base = base;
+	mr->len = len;
+	mr->access = access;
+	mr->in_use = true;
+	mr->valid = true;
+	mr->closing = false;
+	slot_write_end(mr);
 	*stag = mr->stag;
 	pthread_mutex_unlock(&t->lock);
 	return 0;
@@ -106,7 +123,12 @@ int ddp_mr_deregister(struct ddp_stag_table *t, uint32_t stag)
 	pthread_mutex_lock(&t->lock);
 	mr = lookup(t, stag);
 	if (mr) {
-		memset(mr, 0, sizeof(*mr));
+		slot_write_begin(mr);
+		mr->stag = 0;
+		mr->in_use = false;
+		mr->valid = false;
+		mr->closing = false;
+		slot_write_end(mr);
 		t->free_idx[t->n_free++] = DDP_STAG_INDEX(stag);
 		rc = 0;
 	}
@@ -128,7 +150,9 @@ int ddp_mr_invalidate(struct ddp_stag_table *t, uint32_t stag, uint32_t pd)
 	pthread_mutex_lock(&t->lock);
 	mr = lookup(t, stag);
 	if (mr && mr->valid && mr->pd == pd) {
+		slot_write_begin(mr);
 		mr->valid = false;
+		slot_write_end(mr);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -136,28 +160,82 @@ int ddp_mr_invalidate(struct ddp_stag_table *t, uint32_t stag, uint32_t pd)
 }
 
 /*
+ * A deregistration under way (@closing) or given up (!@closing): while it
+ * looks for posted work that still names the region, no new work may name
+ * it, but the peer's accesses go on.  Returns -ENOENT for an unknown STag.
+ */
+int ddp_mr_set_closing(struct ddp_stag_table *t, uint32_t stag, bool closing)
+{
+	struct ddp_mr *mr;
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&t->lock);
+	mr = lookup(t, stag);
+	if (mr) {
+		slot_write_begin(mr);
+		mr->closing = closing;
+		slot_write_end(mr);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+/*
+ * A consistent copy of the slot @stag names, without a lock; false when
+ * no registration has exactly that STag.
+ */
+static bool slot_read(struct ddp_stag_table *t, uint32_t stag,
+		      struct ddp_mr *out)
+{
+	uint32_t idx = DDP_STAG_INDEX(stag);
+	const struct ddp_mr *m;
+	unsigned int s1;
+
+	if (idx == 0 || idx >= t->n_slots)
+		return false;
+	m = &t->slot[idx];
+	for (;;) {
+		s1 = atomic_load_explicit(&m->seq, memory_order_acquire);
+		if (s1 & 1)
+			continue; /* a writer is in the slot: it is quick */
+		out->stag = m->stag;
+		out->pd = m->pd;
+		out->va = m->va;
+		out->base = m->base;
+		out->len = m->len;
+		out->access = m->access;
+		out->in_use = m->in_use;
+		out->valid = m->valid;
+		out->closing = m->closing;
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&m->seq, memory_order_relaxed) == s1)
+			break;
+	}
+	return out->in_use && out->stag == stag;
+}
+
+/*
  * Checks a tagged access of @len octets at tagged offset @to in the order
  * RFC 5041 section 7 lists them: STag, protection domain, access rights,
  * then base and bounds (wrap first).  On success *@where is the local
  * address of @to.  A caller does not check zero-length segments at all.
+ * DDP_ACCESS_POST marks the check of a work request being posted, which a
+ * region being deregistered refuses.
  */
 enum ddp_mr_fault ddp_mr_check(struct ddp_stag_table *t, uint32_t stag,
 			       uint32_t pd, uint32_t access, uint64_t to,
 			       uint64_t len, uint8_t **where)
 {
-	struct ddp_mr mr, *m;
+	uint32_t rights = access & ~(uint32_t)DDP_ACCESS_POST;
+	struct ddp_mr mr;
 
-	pthread_mutex_lock(&t->lock);
-	m = lookup(t, stag);
-	if (m)
-		mr = *m;
-	pthread_mutex_unlock(&t->lock);
-
-	if (!m || !mr.valid)
+	if (!slot_read(t, stag, &mr) || !mr.valid ||
+	    ((access & DDP_ACCESS_POST) && mr.closing))
 		return DDP_MR_BAD_STAG;
 	if (mr.pd != pd)
 		return DDP_MR_WRONG_PD;
-	if ((mr.access & access) != access)
+	if ((mr.access & rights) != rights)
 		return DDP_MR_NO_ACCESS;
 	if (len && to + len - 1 < to)
 		return DDP_MR_TO_WRAP;

@@ -56,20 +56,24 @@ int rdmap_srq_post(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr)
 	if (wr->num_sge > srq->max_sge || (wr->num_sge && !wr->sge))
 		return -EINVAL;
 	r = (struct rdmap_rwqe){ .wr_id = wr->wr_id, .iov = iov };
+	/* checked and queued at once: a deregistration sees both or neither */
+	pthread_mutex_lock(&srq->lock);
 	for (uint32_t i = 0; i < wr->num_sge; i++) {
 		uint8_t *where;
 
 		if (wr->sge[i].length == 0)
 			continue;
 		if (ddp_mr_check(srq->stags, wr->sge[i].lkey, srq->pd,
-				 DDP_ACCESS_LOCAL_WRITE, wr->sge[i].addr,
-				 wr->sge[i].length, &where) != DDP_MR_OK)
+				 DDP_ACCESS_LOCAL_WRITE | DDP_ACCESS_POST,
+				 wr->sge[i].addr, wr->sge[i].length,
+				 &where) != DDP_MR_OK) {
+			pthread_mutex_unlock(&srq->lock);
 			return -IW_ELOCAL_PROTECTION;
+		}
 		iov[r.iovcnt].iov_base = where;
 		iov[r.iovcnt++].iov_len = wr->sge[i].length;
 		r.len += wr->sge[i].length;
 	}
-	pthread_mutex_lock(&srq->lock);
 	if (srq->count == srq->depth) {
 		rc = -ENOMEM;
 	} else {

@@ -7,6 +7,8 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1215,6 +1217,111 @@ START_TEST(mr_invalidate_needs_a_valid_stag_of_the_same_pd_once)
 }
 END_TEST
 
+/*
+ * A region being deregistered refuses new work that names it, while the
+ * peer's accesses and the sink of a Read already posted go on; given up,
+ * it takes work again.
+ */
+START_TEST(mr_closing_refuses_posts_but_not_the_peer)
+{
+	struct ddp_stag_table t;
+	uint32_t s;
+
+	ck_assert_int_eq(ddp_stag_table_init(&t, 8), 0);
+	s = reg(&t, 1, RVA, RLEN, RW);
+	ck_assert_int_eq(ddp_mr_set_closing(&t, s ^ 0x1, true), -ENOENT);
+	ck_assert_int_eq(ddp_mr_set_closing(&t, s, true), 0);
+	ck_assert_int_eq(check(&t, s, 1, DDP_ACCESS_LOCAL_WRITE |
+				   DDP_ACCESS_POST, RVA, 1),
+			 DDP_MR_BAD_STAG);
+	ck_assert_int_eq(check(&t, s, 1, DDP_ACCESS_POST, RVA, 1),
+			 DDP_MR_BAD_STAG);
+	ck_assert_int_eq(check(&t, s, 1, DDP_ACCESS_REMOTE_WRITE, RVA, 1),
+			 DDP_MR_OK);
+	ck_assert_int_eq(check(&t, s, 1, DDP_ACCESS_LOCAL_WRITE, RVA, 1),
+			 DDP_MR_OK);
+	ck_assert_int_eq(ddp_mr_set_closing(&t, s, false), 0);
+	ck_assert_int_eq(check(&t, s, 1, DDP_ACCESS_LOCAL_WRITE |
+				   DDP_ACCESS_POST, RVA, 1),
+			 DDP_MR_OK);
+	/* the POST mark is no access right of its own */
+	s = reg(&t, 1, RVA, RLEN, 0);
+	ck_assert_int_eq(check(&t, s, 1, DDP_ACCESS_POST, RVA, 1), DDP_MR_OK);
+	ddp_stag_table_destroy(&t);
+}
+END_TEST
+
+/*
+ * Checks read the table without a lock: while another thread registers
+ * and deregisters over and over in the same slot, alternating two
+ * regions, a check never answers with a mix of the two.
+ */
+#define FLIP_ROUNDS 200000
+struct flip {
+	struct ddp_stag_table t;
+	uint8_t a[64], b[4096];
+	_Atomic uint32_t stag;
+	atomic_bool done;
+};
+
+static void *flip_writer(void *arg)
+{
+	struct flip *f = arg;
+
+	for (int i = 0; i < FLIP_ROUNDS; i++) {
+		uint32_t s;
+		bool big = i & 1;
+
+		ck_assert_int_eq(ddp_mr_deregister(&f->t, atomic_load(&f->stag)),
+				 0);
+		ck_assert_int_eq(ddp_mr_register(&f->t, 1, big ? 0x9000 : 0x1000,
+						 big ? f->b : f->a,
+						 big ? sizeof(f->b) : sizeof(f->a),
+						 RW, &s),
+				 0);
+		atomic_store(&f->stag, s);
+	}
+	atomic_store(&f->done, true);
+	return NULL;
+}
+
+START_TEST(mr_check_never_sees_a_torn_registration)
+{
+	static struct flip f;
+	uint64_t ok = 0;
+	pthread_t th;
+	uint32_t s;
+
+	ck_assert_int_eq(ddp_stag_table_init(&f.t, 4), 0);
+	ck_assert_int_eq(ddp_mr_register(&f.t, 1, 0x1000, f.a, sizeof(f.a), RW,
+					 &s),
+			 0);
+	atomic_init(&f.stag, s);
+	atomic_init(&f.done, false);
+	ck_assert_int_eq(pthread_create(&th, NULL, flip_writer, &f), 0);
+	while (!atomic_load(&f.done)) {
+		uint32_t stag = atomic_load(&f.stag);
+
+		for (uint64_t to = 0x1000; to < 0xa000; to += 0x800) {
+			uint8_t *w = NULL;
+
+			if (ddp_mr_check(&f.t, stag, 1, DDP_ACCESS_REMOTE_WRITE,
+					 to, 1, &w) != DDP_MR_OK)
+				continue;
+			ok++;
+			/* one registration, whole: its base with its offset */
+			ck_assert(w == f.a + (to - 0x1000) ||
+				  w == f.b + (to - 0x9000));
+			ck_assert(w == f.a ? to == 0x1000
+					   : to >= 0x9000 && to < 0xa000);
+		}
+	}
+	pthread_join(th, NULL);
+	ck_assert_uint_gt(ok, 0);
+	ddp_stag_table_destroy(&f.t);
+}
+END_TEST
+
 START_TEST(tagged_error_maps_each_fault_to_its_terminate_code)
 {
 	struct iw_term_triple tr;
@@ -1562,6 +1669,8 @@ static Suite *ddp_suite(void)
 	tcase_add_test(tc, mr_check_reports_the_first_fault_in_rfc_order);
 	tcase_add_test(tc, mr_check_bounds_edges);
 	tcase_add_test(tc, mr_invalidate_needs_a_valid_stag_of_the_same_pd_once);
+	tcase_add_test(tc, mr_closing_refuses_posts_but_not_the_peer);
+	tcase_add_test(tc, mr_check_never_sees_a_torn_registration);
 	tcase_add_test(tc, tagged_error_maps_each_fault_to_its_terminate_code);
 	suite_add_tcase(s, tc);
 

@@ -10,7 +10,6 @@
 
 struct iw_pd *iw_alloc_pd(struct iw_context *ctx)
 {
-	pthread_rwlockattr_t attr;
 	struct iw_pd *pd;
 
 	if (!ctx) {
@@ -23,12 +22,7 @@ struct iw_pd *iw_alloc_pd(struct iw_context *ctx)
 		return NULL;
 	}
 	pd->ctx = ctx;
-	/* a deregistration waits for posting, but posting never starves it */
-	pthread_rwlockattr_init(&attr);
-	pthread_rwlockattr_setkind_np(&attr,
-				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&pd->post_lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
+	pthread_mutex_init(&pd->lock, NULL);
 	pthread_mutex_lock(&ctx->lock);
 	pd->id = ++ctx->next_pd;
 	pthread_mutex_unlock(&ctx->lock);
@@ -39,65 +33,55 @@ int iw_dealloc_pd(struct iw_pd *pd)
 {
 	if (!pd)
 		return -EINVAL;
-	pthread_rwlock_destroy(&pd->post_lock);
+	pthread_mutex_destroy(&pd->lock);
 	free(pd);
 	return 0;
 }
 
-void pd_post_begin(struct iw_pd *pd)
-{
-	pthread_rwlock_rdlock(&pd->post_lock);
-}
-
-void pd_post_end(struct iw_pd *pd)
-{
-	pthread_rwlock_unlock(&pd->post_lock);
-}
-
 void pd_add_qp(struct iw_pd *pd, struct iw_qp *qp)
 {
-	pthread_rwlock_wrlock(&pd->post_lock);
+	pthread_mutex_lock(&pd->lock);
 	qp->pd_prev = NULL;
 	qp->pd_next = pd->qps;
 	if (pd->qps)
 		pd->qps->pd_prev = qp;
 	pd->qps = qp;
-	pthread_rwlock_unlock(&pd->post_lock);
+	pthread_mutex_unlock(&pd->lock);
 }
 
 void pd_remove_qp(struct iw_pd *pd, struct iw_qp *qp)
 {
-	pthread_rwlock_wrlock(&pd->post_lock);
+	pthread_mutex_lock(&pd->lock);
 	if (qp->pd_prev)
 		qp->pd_prev->pd_next = qp->pd_next;
 	else
 		pd->qps = qp->pd_next;
 	if (qp->pd_next)
 		qp->pd_next->pd_prev = qp->pd_prev;
-	pthread_rwlock_unlock(&pd->post_lock);
+	pthread_mutex_unlock(&pd->lock);
 }
 
 void pd_add_srq(struct iw_pd *pd, struct iw_srq *srq)
 {
-	pthread_rwlock_wrlock(&pd->post_lock);
+	pthread_mutex_lock(&pd->lock);
 	srq->pd_prev = NULL;
 	srq->pd_next = pd->srqs;
 	if (pd->srqs)
 		pd->srqs->pd_prev = srq;
 	pd->srqs = srq;
-	pthread_rwlock_unlock(&pd->post_lock);
+	pthread_mutex_unlock(&pd->lock);
 }
 
 void pd_remove_srq(struct iw_pd *pd, struct iw_srq *srq)
 {
-	pthread_rwlock_wrlock(&pd->post_lock);
+	pthread_mutex_lock(&pd->lock);
 	if (srq->pd_prev)
 		srq->pd_prev->pd_next = srq->pd_next;
 	else
 		pd->srqs = srq->pd_next;
 	if (srq->pd_next)
 		srq->pd_next->pd_prev = srq->pd_prev;
-	pthread_rwlock_unlock(&pd->post_lock);
+	pthread_mutex_unlock(&pd->lock);
 }
 
 /*
@@ -143,9 +127,18 @@ struct iw_mr *iw_reg_mr(struct iw_pd *pd, void *addr, size_t length,
 	return mr;
 }
 
-/* With the posting lock held: work of the PD not done yet uses the memory. */
+/*
+ * With the PD's lock held and the region closing (no new work can name
+ * it): whether work of the PD not done yet uses the memory.  A QP's lock
+ * is held while work is checked and queued, so taking each in turn sees
+ * every post that got past the check before the region closed.  SRQs
+ * come first: a receive only ever moves from an SRQ to a QP.
+ */
 static bool region_posted(struct iw_pd *pd, const uint8_t *base, uint64_t len)
 {
+	for (struct iw_srq *srq = pd->srqs; srq; srq = srq->pd_next)
+		if (rdmap_srq_mem_posted(&srq->srq, base, len))
+			return true;
 	for (struct iw_qp *qp = pd->qps; qp; qp = qp->pd_next) {
 		pthread_mutex_t *l = qp_lock(qp);
 		bool used = rdmap_mem_posted(&qp->engine, base, len);
@@ -154,14 +147,11 @@ static bool region_posted(struct iw_pd *pd, const uint8_t *base, uint64_t len)
 		if (used)
 			return true;
 	}
-	for (struct iw_srq *srq = pd->srqs; srq; srq = srq->pd_next)
-		if (rdmap_srq_mem_posted(&srq->srq, base, len))
-			return true;
 	return false;
 }
 
 /*
- * With the posting lock held, once the STag is invalid: every connection
+ * With the PD's lock held, once the STag is invalid: every connection
  * of the PD lets go of the region; one that was still moving a peer's
  * data in or out of it ends (see rdmap_mem_release()).
  */
@@ -183,15 +173,18 @@ static void region_release(struct iw_pd *pd, uint32_t stag,
 /*
  * Deregisters a region; once it returns, the library does not touch the
  * region's memory again.  Work posted on the PD that still uses the memory
- * makes it fail with -EBUSY and change nothing: that is the application's
- * to finish or flush first.  Otherwise the STag is invalidated, so that no
- * new access through it starts, and the peer's accesses already under way
- * (an RDMA Write being placed, an RDMA Read Response being sent) end their
+ * makes it fail with -EBUSY and change nothing for the peer: that work is
+ * the application's to finish or flush first (work posted naming the
+ * region while the call runs is refused, as with any lkey being
+ * deregistered).  Otherwise the STag is invalidated, so that no new access
+ * through it starts, and the peer's accesses already under way (an RDMA
+ * Write being placed, an RDMA Read Response being sent) end their
  * connections with the error an invalid STag gets, as a deregistration
  * under an RDMA adapter's feet does.
  */
 int iw_dereg_mr(struct iw_mr *mr)
 {
+	struct ddp_stag_table *stags;
 	struct iw_pd *pd;
 	const uint8_t *base;
 	uint64_t len;
@@ -200,19 +193,22 @@ int iw_dereg_mr(struct iw_mr *mr)
 	if (!mr)
 		return -EINVAL;
 	pd = mr->pd;
+	stags = &pd->ctx->stags;
 	base = mr->addr;
 	len = mr->length;
-	pthread_rwlock_wrlock(&pd->post_lock);
+	ddp_mr_set_closing(stags, mr->lkey, true);
+	pthread_mutex_lock(&pd->lock);
 	if (len && region_posted(pd, base, len)) {
-		pthread_rwlock_unlock(&pd->post_lock);
+		pthread_mutex_unlock(&pd->lock);
+		ddp_mr_set_closing(stags, mr->lkey, false);
 		return -EBUSY;
 	}
 	/* a peer's Send with Invalidate may have done it already */
-	ddp_mr_invalidate(&pd->ctx->stags, mr->lkey, pd->id);
+	ddp_mr_invalidate(stags, mr->lkey, pd->id);
 	if (len)
 		region_release(pd, mr->lkey, base, len);
-	pthread_rwlock_unlock(&pd->post_lock);
-	rc = ddp_mr_deregister(&pd->ctx->stags, mr->lkey);
+	pthread_mutex_unlock(&pd->lock);
+	rc = ddp_mr_deregister(stags, mr->lkey);
 	free(mr);
 	return rc;
 }

@@ -295,7 +295,6 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 
 	if (!qp)
 		return -EINVAL;
-	pd_post_begin(qp->pd);
 	l = qp_lock(qp);
 	for (; wr; wr = wr->next) {
 		struct rdmap_send_wr w = {
@@ -338,7 +337,6 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 	if (qp->id)
 		conn_kick(qp->id);
 	pthread_mutex_unlock(l);
-	pd_post_end(qp->pd);
 	return rc;
 }
 
@@ -378,7 +376,6 @@ int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
 
 	if (!qp)
 		return -EINVAL;
-	pd_post_begin(qp->pd);
 	l = qp_lock(qp);
 	for (; wr; wr = wr->next) {
 		rc = post_one_recv(qp, wr);
@@ -389,7 +386,6 @@ int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
 		}
 	}
 	pthread_mutex_unlock(l);
-	pd_post_end(qp->pd);
 	return rc;
 }
 

@@ -96,12 +96,10 @@ int iw_post_srq_recv(struct iw_srq *srq, struct iw_recv_wr *wr,
 
 	if (!srq)
 		return -EINVAL;
-	pd_post_begin(srq->pd);
 	for (; wr && !rc; wr = wr->next) {
 		rc = post_one_srq_recv(srq, wr);
 		if (rc && bad_wr)
 			*bad_wr = wr;
 	}
-	pd_post_end(srq->pd);
 	return rc;
 }

@@ -5,7 +5,7 @@
  * identifiers that run the MPA handshake over the TCP transport.
  *
  * Locks, taken in this order, never the other way round:
- *   a PD's posting lock (struct iw_pd.post_lock) > a connection's lock
+ *   a PD's lock (struct iw_pd.lock) > a connection's lock
  *   (struct iw_cm_id.lock; a QP not connected yet uses its own) > an
  *   SRQ's CQ list (struct iw_srq.lock) > a CQ's lock > a CM channel's
  *   lock; the context's lock (pd ids, listeners' pending lists) is taken
@@ -70,16 +70,15 @@ struct iw_context {
 };
 
 /*
- * Posting takes the posting lock shared, which keeps a region from being
- * deregistered while work naming it is being queued; iw_dereg_mr() takes
- * it alone, and looks at the QPs and SRQs listed under it.
+ * A protection domain: its QPs and SRQs, listed for iw_dereg_mr() to
+ * look through.  Posting takes no lock of the PD.
  */
 struct iw_pd {
 	struct iw_context *ctx;
 	uint32_t id;
-	pthread_rwlock_t post_lock;
-	struct iw_qp *qps;   /* linked through pd_next, under post_lock */
-	struct iw_srq *srqs; /* linked through pd_next, under post_lock */
+	pthread_mutex_t lock; /* the lists below */
+	struct iw_qp *qps;   /* linked through pd_next */
+	struct iw_srq *srqs; /* linked through pd_next */
 };
 
 /*
@@ -254,8 +253,6 @@ void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* mr.c */
-void pd_post_begin(struct iw_pd *pd);
-void pd_post_end(struct iw_pd *pd);
 void pd_add_qp(struct iw_pd *pd, struct iw_qp *qp);
 void pd_remove_qp(struct iw_pd *pd, struct iw_qp *qp);
 void pd_add_srq(struct iw_pd *pd, struct iw_srq *srq);
