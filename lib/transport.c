@@ -520,6 +520,20 @@ void tp_poll(struct tp_conn *c)
 		c->ops->closed(c->arg, rc);
 }
 
+/*
+ * Whether the loop watches the socket for reading: not while a polling
+ * thread reads it (tp_poll()).  With the owner's lock held.
+ */
+void tp_watch_reads(struct tp_conn *c, bool on)
+{
+	if (c->shut || c->eof_seen)
+		return;
+	if (on)
+		event_add(c->rev, NULL);
+	else
+		event_del_noblock(c->rev);
+}
+
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct tp_conn *c = arg;

@@ -119,6 +119,7 @@ int tp_adopt(struct tp_conn *c, struct event_base *base, int fd,
 	     const struct tp_ops *ops, void *arg, struct tp_trace *trace);
 int tp_kick(struct tp_conn *c);
 void tp_poll(struct tp_conn *c);
+void tp_watch_reads(struct tp_conn *c, bool on);
 void tp_shutdown(struct tp_conn *c);
 void tp_free(struct tp_conn *c);
 

@@ -636,7 +636,8 @@ static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 		return;
 	}
 	pthread_mutex_lock(&id->lock);
-	rc = tp_adopt(&id->tp, progress_conn_base(l->ctx), fd, &conn_tp_ops, id,
+	id->loop = progress_conn_loop(l->ctx);
+	rc = tp_adopt(&id->tp, id->loop->base, fd, &conn_tp_ops, id,
 		      l->ctx->trace);
 	if (rc) {
 		pthread_mutex_unlock(&id->lock);
@@ -859,7 +860,8 @@ int iw_connect(struct iw_cm_id *id, const char *host, const char *port,
 		rc = attach_qp(id, qp);
 	if (!rc) {
 		id->state = ID_TCP_CONNECT;
-		rc = tp_connect(&id->tp, progress_conn_base(id->ctx), (struct sockaddr *)&ss,
+		id->loop = progress_conn_loop(id->ctx);
+		rc = tp_connect(&id->tp, id->loop->base, (struct sockaddr *)&ss,
 				len, &conn_tp_ops, id,
 				id->ctx->trace);
 		if (rc) {

@@ -95,8 +95,11 @@ void conn_kick(struct iw_cm_id *id)
  */
 void conn_progress(struct iw_cm_id *id)
 {
-	if (id->state == ID_CONNECTED && id->has_tp)
-		tp_poll(&id->tp);
+	if (id->state != ID_CONNECTED || !id->has_tp)
+		return;
+	tp_poll(&id->tp);
+	if (id->state == ID_CONNECTED)
+		progress_polled(id);
 }
 
 static int conn_tx_gather(void *arg, struct iovec *iov, int max,
@@ -542,6 +545,7 @@ const struct tp_ops conn_tp_ops = {
 void conn_close(struct iw_cm_id *id, int err)
 {
 	timer_stop(id);
+	progress_unpoll(id);
 	if (id->has_tp)
 		tp_shutdown(&id->tp);
 	if (id->qp && id->qp->engine.state != RDMAP_QP_ERROR)

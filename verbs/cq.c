@@ -313,6 +313,7 @@ int iw_req_notify_cq(struct iw_cq *cq, int solicited_only)
 		return -EINVAL;
 	atomic_store(&cq->solicited_only, solicited_only != 0);
 	atomic_store(&cq->armed, true);
+	progress_cq_armed(cq); /* whoever sleeps now needs the loop to watch */
 	return 0;
 }
 

@@ -44,6 +44,8 @@ static void stop_loop(evutil_socket_t fd, short what, void *arg)
 	event_base_loopbreak(arg);
 }
 
+static void on_reclaim(evutil_socket_t fd, short what, void *arg);
+
 static void loop_fini(struct progress_loop *l)
 {
 	if (l->thread_running) {
@@ -53,9 +55,12 @@ static void loop_fini(struct progress_loop *l)
 	}
 	if (l->stop_ev)
 		event_free(l->stop_ev);
+	if (l->reclaim)
+		event_free(l->reclaim);
 	if (l->own_base && l->base)
 		event_base_free(l->base);
 	pthread_mutex_destroy(&l->dispatch);
+	pthread_mutex_destroy(&l->owned_lock);
 }
 
 static int loop_init(struct progress_loop *l, struct event_base *app_base,
@@ -64,6 +69,7 @@ static int loop_init(struct progress_loop *l, struct event_base *app_base,
 	int rc;
 
 	pthread_mutex_init(&l->dispatch, NULL);
+	pthread_mutex_init(&l->owned_lock, NULL);
 	if (app_base) {
 		l->base = app_base;
 		return 0;
@@ -75,7 +81,8 @@ static int loop_init(struct progress_loop *l, struct event_base *app_base,
 	if (!thread)
 		return 0;
 	l->stop_ev = event_new(l->base, -1, 0, stop_loop, l->base);
-	if (!l->stop_ev)
+	l->reclaim = event_new(l->base, -1, EV_PERSIST, on_reclaim, l);
+	if (!l->stop_ev || !l->reclaim)
 		return -ENOMEM;
 	rc = -pthread_create(&l->thread, NULL, loop_thread, l);
 	if (rc)
@@ -134,11 +141,140 @@ void progress_stop(struct iw_context *ctx)
 }
 
 /* The loop a new connection's socket is watched by: spread evenly. */
-struct event_base *progress_conn_base(struct iw_context *ctx)
+struct progress_loop *progress_conn_loop(struct iw_context *ctx)
 {
 	uint32_t i = atomic_fetch_add(&ctx->next_loop, 1) % ctx->n_loops;
 
-	return ctx->loops[i].base;
+	return &ctx->loops[i];
+}
+
+/* ---- handing reads between the loop's thread and polling threads ----- */
+
+/*
+ * How often the loop looks for connections the application left.  A
+ * polling thread descheduled on a busy machine misses a look now and
+ * then; a connection given back too early only costs the loop a wakeup.
+ */
+#define RECLAIM_US 10000
+
+static void owned_unlink(struct progress_loop *l, struct iw_cm_id *id)
+{
+	if (id->owned_prev)
+		id->owned_prev->owned_next = id->owned_next;
+	else
+		l->owned = id->owned_next;
+	if (id->owned_next)
+		id->owned_next->owned_prev = id->owned_prev;
+	id->owned_prev = id->owned_next = NULL;
+}
+
+/* With the connection's and the list's locks: the loop watches again. */
+static void give_back(struct iw_cm_id *id)
+{
+	id->app_polled = false;
+	owned_unlink(id->loop, id);
+	tp_watch_reads(&id->tp, true);
+}
+
+static bool qp_armed(const struct iw_qp *qp)
+{
+	return atomic_load_explicit(&qp->send_cq->armed, memory_order_relaxed) ||
+	       atomic_load_explicit(&qp->recv_cq->armed, memory_order_relaxed);
+}
+
+/*
+ * A polling thread has just moved the connection on (with its lock held).
+ * Where a library thread watches the socket too, it would wake for every
+ * message only to find it taken, and on a small machine take the CPU from
+ * the very thread that polls: it stops watching until the polls stop, or
+ * until the application arms a CQ to sleep on.
+ */
+void progress_polled(struct iw_cm_id *id)
+{
+	struct progress_loop *l = id->loop;
+
+	if (!l || !l->thread_running)
+		return;
+	id->app_polls++;
+	if (id->app_polled || !id->qp || qp_armed(id->qp))
+		return;
+	id->app_polled = true;
+	tp_watch_reads(&id->tp, false);
+	pthread_mutex_lock(&l->owned_lock);
+	id->owned_next = l->owned;
+	if (l->owned)
+		l->owned->owned_prev = id;
+	l->owned = id;
+	if (!l->reclaim_armed) {
+		struct timeval tv = { 0, RECLAIM_US };
+
+		evtimer_add(l->reclaim, &tv);
+		l->reclaim_armed = true;
+	}
+	pthread_mutex_unlock(&l->owned_lock);
+}
+
+/* The connection closes (its lock held): off the list. */
+void progress_unpoll(struct iw_cm_id *id)
+{
+	struct progress_loop *l = id->loop;
+
+	if (!l || !id->app_polled)
+		return;
+	pthread_mutex_lock(&l->owned_lock);
+	id->app_polled = false;
+	owned_unlink(l, id);
+	pthread_mutex_unlock(&l->owned_lock);
+}
+
+/*
+ * The loop's timer: a connection nobody has polled since the last look
+ * goes back to the loop.  One whose lock is taken is being polled now.
+ */
+static void on_reclaim(evutil_socket_t fd, short what, void *arg)
+{
+	struct progress_loop *l = arg;
+	struct iw_cm_id *id, *next;
+
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&l->owned_lock);
+	for (id = l->owned; id; id = next) {
+		next = id->owned_next;
+		if (pthread_mutex_trylock(&id->lock))
+			continue;
+		if (id->app_polls == id->app_polls_seen)
+			give_back(id);
+		else
+			id->app_polls_seen = id->app_polls;
+		pthread_mutex_unlock(&id->lock);
+	}
+	if (!l->owned) {
+		event_del(l->reclaim);
+		l->reclaim_armed = false;
+	}
+	pthread_mutex_unlock(&l->owned_lock);
+}
+
+/* A CQ was armed: its QPs' sockets go back to the loop at once. */
+void progress_cq_armed(struct iw_cq *cq)
+{
+	unsigned int g = grace_enter(&cq->grace);
+	struct cq_qps *qps = atomic_load(&cq->qps);
+
+	for (uint32_t i = 0; i < qps->n; i++) {
+		struct iw_qp *qp = qps->qp[i];
+		pthread_mutex_t *lk = qp_lock(qp);
+		struct iw_cm_id *id = qp->id;
+
+		if (id && id->app_polled) {
+			pthread_mutex_lock(&id->loop->owned_lock);
+			give_back(id);
+			pthread_mutex_unlock(&id->loop->owned_lock);
+		}
+		pthread_mutex_unlock(lk);
+	}
+	grace_exit(&cq->grace, g);
 }
 
 struct barrier {

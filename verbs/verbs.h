@@ -53,6 +53,15 @@ struct progress_loop {
 	struct event *stop_ev;
 	pthread_mutex_t dispatch; /* manual: held by whoever runs it */
 	atomic_uint barriers;	  /* manual: waiting for it to stop */
+	/*
+	 * Connections whose reads the application's polls have taken over
+	 * (struct iw_cm_id.app_polled): a timer gives them back to the loop
+	 * once the application stops polling them.
+	 */
+	pthread_mutex_t owned_lock;
+	struct iw_cm_id *owned;
+	struct event *reclaim;
+	bool reclaim_armed;
 };
 
 struct iw_context {
@@ -217,6 +226,15 @@ struct iw_cm_id {
 	struct tp_listener listener;
 	struct tp_conn tp;
 	bool has_tp;
+	struct progress_loop *loop; /* the one watching tp */
+	/*
+	 * The application's polls read the socket; the loop's thread stops
+	 * watching it, so that it does not wake for every message only to
+	 * find it taken.  app_polls counts those polls, for the reclaim timer.
+	 */
+	bool app_polled;
+	uint32_t app_polls, app_polls_seen;
+	struct iw_cm_id *owned_prev, *owned_next;
 	struct event *timer;	  /* handshake, first FPDU hold */
 	struct event *term_timer; /* a Terminate's time to leave */
 	struct iw_qp *qp;
@@ -270,7 +288,10 @@ void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp);
 /* progress.c */
 int progress_start(struct iw_context *ctx, const struct iw_context_attr *attr);
 void progress_stop(struct iw_context *ctx);
-struct event_base *progress_conn_base(struct iw_context *ctx);
+struct progress_loop *progress_conn_loop(struct iw_context *ctx);
+void progress_polled(struct iw_cm_id *id);
+void progress_unpoll(struct iw_cm_id *id);
+void progress_cq_armed(struct iw_cq *cq);
 void progress_barrier(struct iw_context *ctx);
 void progress_cq(struct iw_cq *cq);
 int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms);
