@@ -36,7 +36,12 @@ void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o)
 void e2e_side_open_on(struct e2e_side *s, const struct e2e_opts *o,
 		      struct event_base *base)
 {
-	struct iw_context_attr ca = { .base = base };
+	struct iw_context_attr ca = {
+		.comp_mask = IW_CONTEXT_ATTR_PROGRESS,
+		.base = base,
+		.progress = o->progress,
+		.progress_threads = o->progress_threads,
+	};
 	struct iw_qp_init_attr qa = {
 		.cap = { .max_send_wr = o->depth, .max_recv_wr = o->depth,
 			 .max_send_sge = o->max_sge, .max_recv_sge = o->max_sge,

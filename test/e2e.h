@@ -31,6 +31,9 @@ struct e2e_opts {
 	uint32_t max_sge;
 	const char *host; /* default 127.0.0.1 */
 	struct iw_conn_param cparam, sparam;
+	/* each side's context: progress mode and threads (0: the default) */
+	enum iw_progress_mode progress;
+	uint32_t progress_threads;
 };
 
 struct e2e {

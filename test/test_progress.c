@@ -1,0 +1,733 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Who drives the stack: the progress modes of a context, the
+ * application's own polls that run the receive path, the loop's thread
+ * that stands down while they do and takes over again, the lock-free CQ
+ * under threads that poll, post and tear down at once, and the growth
+ * rule of struct iw_context_attr.
+ */
+#include "config.h" /* _GNU_SOURCE: dlvsym */
+
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "e2e.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* ---- manual mode: one thread drives both ends ------------------------ */
+
+struct manual {
+	struct e2e e;
+	struct iw_context *ctx[2];
+};
+
+static void pump(struct manual *m)
+{
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(iw_progress(m->ctx[i], 0), 0);
+}
+
+/* The next event on @ch, running both contexts' loops meanwhile. */
+static struct iw_cm_event *manual_event(struct manual *m,
+					struct iw_cm_channel *ch,
+					enum iw_cm_event_type type)
+{
+	long long end = now_ms() + E2E_WAIT_MS;
+	struct iw_cm_event *ev;
+	int rc;
+
+	while ((rc = iw_get_cm_event(ch, &ev)) == -EAGAIN) {
+		require(now_ms() < end, "no %s in manual mode",
+			iw_cm_event_str(type));
+		pump(m);
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(ev->event == type, "%s (%s), wanted %s",
+		      iw_cm_event_str(ev->event), iw_strerror(ev->status),
+		      iw_cm_event_str(type));
+	return ev;
+}
+
+/* @n completions of @cq, polling it and moving the other end on. */
+static void manual_poll(struct manual *m, struct iw_cq *cq, struct iw_wc *wc,
+			int n)
+{
+	long long end = now_ms() + E2E_WAIT_MS;
+
+	for (int got = 0; got < n;) {
+		int r = iw_poll_cq(cq, n - got, wc + got);
+
+		ck_assert_int_ge(r, 0);
+		got += r;
+		require(got == n || now_ms() < end, "%d of %d completions",
+			got, n);
+		iw_poll_cq(cq == m->e.c.cq ? m->e.s.cq : m->e.c.cq, 0, NULL);
+		pump(m);
+	}
+	for (int i = 0; i < n; i++)
+		ck_assert_msg(wc[i].status == IW_WC_SUCCESS, "%s",
+			      iw_wc_status_str(wc[i].status));
+}
+
+static void manual_connect(struct manual *m)
+{
+	struct e2e_opts o;
+	struct iw_cm_event *ev;
+	struct e2e *e = &m->e;
+
+	e2e_opts_default(&o);
+	o.progress = IW_PROGRESS_MANUAL;
+	o.buf_len = 2 << 20; /* a Read lands behind what it reads */
+	memset(m, 0, sizeof(*m));
+	e2e_side_open(&e->c, &o);
+	e2e_side_open(&e->s, &o);
+	m->ctx[0] = e->c.ctx;
+	m->ctx[1] = e->s.ctx;
+	/* non-blocking channels: a look runs the loop once, then -EAGAIN */
+	for (int i = 0; i < 2; i++) {
+		int fd = iw_cm_channel_fd(i ? e->s.ch : e->c.ch);
+
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	}
+	e->listen = iw_create_id(e->s.ch, NULL);
+	ck_assert_int_eq(iw_listen(e->listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(e->listen, e->port, sizeof(e->port));
+	e->c.id = iw_create_id(e->c.ch, NULL);
+	ck_assert_int_eq(iw_connect(e->c.id, "127.0.0.1", e->port, e->c.qp,
+				    &o.cparam),
+			 0);
+	ev = manual_event(m, e->s.ch, IW_CM_EVENT_CONNECT_REQUEST);
+	e->s.id = ev->id;
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_accept(e->s.id, e->s.qp, &o.sparam), 0);
+	iw_ack_cm_event(manual_event(m, e->s.ch, IW_CM_EVENT_ESTABLISHED));
+	iw_ack_cm_event(manual_event(m, e->c.ch, IW_CM_EVENT_ESTABLISHED));
+}
+
+static void post_send(struct iw_qp *qp, enum iw_wr_opcode op, void *buf,
+		      uint32_t len, uint32_t lkey, uint64_t raddr,
+		      uint32_t rkey, uint64_t wr_id)
+{
+	struct iw_sge sge = { (uintptr_t)buf, len, lkey };
+	struct iw_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IW_SEND_SIGNALED,
+		.rdma = { raddr, rkey },
+	};
+
+	ck_assert_int_eq(iw_post_send(qp, &wr, NULL), 0);
+}
+
+static void post_recv(struct iw_qp *qp, void *buf, uint32_t len,
+		      uint32_t lkey, uint64_t wr_id)
+{
+	struct iw_sge sge = { (uintptr_t)buf, len, lkey };
+	struct iw_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				 .num_sge = 1 };
+
+	ck_assert_int_eq(iw_post_recv(qp, &wr, NULL), 0);
+}
+
+/*
+ * With no thread at all, Sends, Writes and Reads of several sizes move
+ * only inside the application's calls: a Send sits unplaced while the
+ * receiving side makes none, and lands at its next poll.
+ */
+START_TEST(manual_mode_moves_data_only_inside_the_callers_calls)
+{
+	static const uint32_t sizes[] = { 1, 8, 4097, 65536, 1 << 20 };
+	struct manual m;
+	struct e2e_side *c = &m.e.c, *s = &m.e.s;
+	struct iw_wc wc[2];
+
+	manual_connect(&m);
+	/* a first exchange: the initiator's first FPDU waits on a timer */
+	post_recv(s->qp, s->buf, 64, s->mr->lkey, 1);
+	post_send(c->qp, IW_WR_SEND, c->buf, 64, c->mr->lkey, 0, 0, 2);
+	manual_poll(&m, s->cq, wc, 1);
+	manual_poll(&m, c->cq, wc, 1);
+	memset(s->buf, 0, 64);
+	post_recv(s->qp, s->buf, 64, s->mr->lkey, 1);
+	e2e_fill(c->buf, 64, 7);
+	post_send(c->qp, IW_WR_SEND, c->buf, 64, c->mr->lkey, 0, 0, 2);
+	usleep(50 * 1000);
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(s->buf[i], 0);
+	ck_assert_int_eq(iw_poll_cq(s->cq, 1, wc), 1); /* the poll reads it */
+	ck_assert_int_eq(wc[0].opcode, IW_WC_RECV);
+	ck_assert_int_eq(wc[0].byte_len, 64);
+	ck_assert_mem_eq(s->buf, c->buf, 64);
+	manual_poll(&m, c->cq, wc, 1);
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t n = sizes[k];
+
+		e2e_fill(c->buf, n, (uint32_t)k);
+		post_recv(s->qp, s->buf, n, s->mr->lkey, 10 + k);
+		post_send(c->qp, IW_WR_SEND, c->buf, n, c->mr->lkey, 0, 0, 3);
+		manual_poll(&m, s->cq, wc, 1);
+		ck_assert_uint_eq(wc[0].byte_len, n);
+		manual_poll(&m, c->cq, wc, 1);
+		ck_assert_mem_eq(s->buf, c->buf, n);
+
+		e2e_fill(c->buf, n, (uint32_t)k + 100);
+		post_send(c->qp, IW_WR_RDMA_WRITE, c->buf, n, c->mr->lkey,
+			  (uintptr_t)s->buf, s->mr->rkey, 4);
+		manual_poll(&m, c->cq, wc, 1);
+		/* the Write is placed when the server side next moves */
+		for (long long end = now_ms() + E2E_WAIT_MS;
+		     memcmp(s->buf, c->buf, n) && now_ms() < end;)
+			iw_poll_cq(s->cq, 0, NULL), pump(&m);
+		ck_assert_mem_eq(s->buf, c->buf, n);
+
+		memset(c->buf + n, 0, n);
+		post_send(c->qp, IW_WR_RDMA_READ, c->buf + n, n, c->mr->lkey,
+			  (uintptr_t)s->buf, s->mr->rkey, 5);
+		manual_poll(&m, c->cq, wc, 1);
+		ck_assert_int_eq(wc[0].opcode, IW_WC_RDMA_READ);
+		ck_assert_mem_eq(c->buf + n, s->buf, n);
+	}
+	iw_disconnect(c->id);
+	iw_ack_cm_event(manual_event(&m, c->ch, IW_CM_EVENT_DISCONNECTED));
+	iw_ack_cm_event(manual_event(&m, s->ch, IW_CM_EVENT_DISCONNECTED));
+	e2e_teardown(&m.e);
+}
+END_TEST
+
+/* ---- manual mode: the blocking calls run the loop -------------------- */
+
+struct blocking_server {
+	struct e2e_side s;
+	struct iw_cm_id *listen;
+	char port[16];
+	atomic_bool listening;
+	uint8_t got[32];
+	int rc;
+};
+
+/* Waits only in iw_get_cm_event() and iw_get_cq_event(), which must run it. */
+static void *blocking_server(void *arg)
+{
+	struct blocking_server *b = arg;
+	struct iw_cm_event *ev;
+	struct iw_wc wc;
+	void *cq_ctx;
+
+	post_recv(b->s.qp, b->s.buf, sizeof(b->got), b->s.mr->lkey, 1);
+	b->listen = iw_create_id(b->s.ch, NULL);
+	ck_assert_int_eq(iw_listen(b->listen, "127.0.0.1", "0", 4), 0);
+	e2e_port(b->listen, b->port, sizeof(b->port));
+	atomic_store(&b->listening, true);
+	ck_assert_int_eq(iw_get_cm_event(b->s.ch, &ev), 0);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	b->s.id = ev->id;
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_accept(b->s.id, b->s.qp, NULL), 0);
+	ck_assert_int_eq(iw_get_cm_event(b->s.ch, &ev), 0);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ESTABLISHED);
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_req_notify_cq(b->s.cq, 0), 0);
+	while (iw_poll_cq(b->s.cq, 1, &wc) == 0) {
+		ck_assert_int_eq(iw_get_cq_event(b->s.cq, &cq_ctx), 0);
+		iw_ack_cq_events(b->s.cq, 1);
+		iw_req_notify_cq(b->s.cq, 0);
+	}
+	ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IW_WC_RECV);
+	memcpy(b->got, b->s.buf, sizeof(b->got));
+	b->rc = 0;
+	return NULL;
+}
+
+START_TEST(manual_mode_blocking_calls_run_the_loop)
+{
+	struct blocking_server b = { .rc = -1 };
+	struct e2e_opts so, co;
+	struct e2e_side c;
+	struct iw_wc wc;
+	pthread_t th;
+
+	e2e_opts_default(&so);
+	so.progress = IW_PROGRESS_MANUAL;
+	e2e_opts_default(&co);
+	e2e_side_open(&b.s, &so);
+	e2e_side_open(&c, &co);
+	atomic_init(&b.listening, false);
+	ck_assert_int_eq(pthread_create(&th, NULL, blocking_server, &b), 0);
+	for (long long end = now_ms() + E2E_WAIT_MS; !atomic_load(&b.listening);)
+		require(now_ms() < end, "the server did not listen");
+	c.id = iw_create_id(c.ch, NULL);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", b.port, c.qp, NULL), 0);
+	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	memcpy(c.buf, "asleep in iw_get_cq_event()", 28);
+	post_send(c.qp, IW_WR_SEND, c.buf, 28, c.mr->lkey, 0, 0, 9);
+	e2e_poll(c.cq, &wc, 1, E2E_WAIT_MS);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(b.rc, 0);
+	ck_assert_mem_eq(b.got, "asleep in iw_get_cq_event()", 28);
+	ck_assert_int_eq(iw_destroy_id(b.listen), 0);
+	e2e_side_close(&c);
+	e2e_side_close(&b.s);
+}
+END_TEST
+
+/* ---- N threads -------------------------------------------------------- */
+
+/* Connections spread over several library threads all carry their data. */
+START_TEST(threads_mode_carries_every_connection)
+{
+	enum { N = 5 };
+	struct e2e e[N];
+	struct e2e_opts o;
+	struct iw_wc wc;
+
+	e2e_opts_default(&o);
+	o.progress = IW_PROGRESS_THREADS;
+	o.progress_threads = 3;
+	for (int i = 0; i < N; i++)
+		e2e_connect(&e[i], &o);
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < N; i++) {
+			uint32_t n = 1000 + 997 * (uint32_t)round;
+
+			/* 20 rounds: n + n stays well inside the 1 MiB buffer */
+			e2e_fill(e[i].c.buf, n, (uint32_t)(round * N + i));
+			post_send(e[i].c.qp, IW_WR_RDMA_WRITE, e[i].c.buf, n,
+				  e[i].c.mr->lkey, (uintptr_t)e[i].s.buf,
+				  e[i].s.mr->rkey, 1);
+			post_send(e[i].c.qp, IW_WR_RDMA_READ, e[i].c.buf + n, n,
+				  e[i].c.mr->lkey, (uintptr_t)e[i].s.buf,
+				  e[i].s.mr->rkey, 2);
+		}
+		for (int i = 0; i < N; i++) {
+			uint32_t n = 1000 + 997 * (uint32_t)round;
+
+			e2e_poll(e[i].c.cq, &wc, 1, E2E_WAIT_MS);
+			ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+			e2e_poll(e[i].c.cq, &wc, 1, E2E_WAIT_MS);
+			ck_assert_int_eq(wc.opcode, IW_WC_RDMA_READ);
+			ck_assert_mem_eq(e[i].c.buf + n, e[i].c.buf, n);
+		}
+	}
+	for (int i = 0; i < N; i++)
+		e2e_teardown(&e[i]);
+}
+END_TEST
+
+/* ---- thread mode: handing reads back and forth ---------------------- */
+
+/*
+ * The server's application polls its CQ for a while (its polls read the
+ * socket and the loop's thread stands down), then stops without arming
+ * the CQ.  The loop takes the connection back: the client's RDMA Read of
+ * server memory is answered although nobody on the server calls anything.
+ */
+START_TEST(thread_mode_takes_back_a_connection_nobody_polls)
+{
+	struct e2e e;
+	struct e2e_opts o;
+	struct iw_wc wc;
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	for (int i = 0; i < 200; i++) {
+		post_recv(e.s.qp, e.s.buf, 64, e.s.mr->lkey, 1);
+		post_send(e.c.qp, IW_WR_SEND, e.c.buf, 64, e.c.mr->lkey, 0, 0,
+			  2);
+		for (long long end = now_ms() + E2E_WAIT_MS;
+		     iw_poll_cq(e.s.cq, 1, &wc) == 0;)
+			require(now_ms() < end, "no receive");
+		e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	}
+	/* the server's application is gone from here on */
+	e2e_fill(e.s.buf, 4096, 3);
+	post_send(e.c.qp, IW_WR_RDMA_READ, e.c.buf, 4096, e.c.mr->lkey,
+		  (uintptr_t)e.s.buf, e.s.mr->rkey, 3);
+	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+	ck_assert_mem_eq(e.c.buf, e.s.buf, 4096);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
+ * After polling, the application arms its CQ and sleeps on the CQ's
+ * descriptor: the loop watches the socket again at once, so the next Send
+ * wakes it.
+ */
+START_TEST(thread_mode_wakes_a_sleeper_after_polling)
+{
+	struct e2e e;
+	struct e2e_opts o;
+	struct iw_wc wc;
+	struct pollfd p;
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	for (int i = 0; i < 100; i++) {
+		post_recv(e.s.qp, e.s.buf, 64, e.s.mr->lkey, 1);
+		post_send(e.c.qp, IW_WR_SEND, e.c.buf, 64, e.c.mr->lkey, 0, 0,
+			  2);
+		for (long long end = now_ms() + E2E_WAIT_MS;
+		     iw_poll_cq(e.s.cq, 1, &wc) == 0;)
+			require(now_ms() < end, "no receive");
+		e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	}
+	post_recv(e.s.qp, e.s.buf, 64, e.s.mr->lkey, 7);
+	ck_assert_int_eq(iw_req_notify_cq(e.s.cq, 0), 0);
+	ck_assert_int_eq(iw_poll_cq(e.s.cq, 1, &wc), 0);
+	post_send(e.c.qp, IW_WR_SEND, e.c.buf, 64, e.c.mr->lkey, 0, 0, 2);
+	p = (struct pollfd){ iw_cq_fd(e.s.cq), POLLIN, 0 };
+	ck_assert_int_eq(poll(&p, 1, 2000), 1);
+	ck_assert_int_eq(iw_get_cq_event(e.s.cq, NULL), 0);
+	iw_ack_cq_events(e.s.cq, 1);
+	ck_assert_int_eq(iw_poll_cq(e.s.cq, 1, &wc), 1);
+	ck_assert_uint_eq(wc.wr_id, 7);
+	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* ---- the CQ under threads ------------------------------------------- */
+
+enum { MP_QPS = 3, MP_MSGS = 3000, MP_POLLERS = 2, MP_DEPTH = 64 };
+/* every receive is posted before the Sends start: no flow control needed */
+
+/* Three clients, one server context whose QPs all receive into one CQ. */
+struct mp {
+	struct e2e_side c[MP_QPS];
+	struct iw_context *ctx;
+	struct iw_cm_channel *ch;
+	struct iw_pd *pd;
+	struct iw_cq *cq;
+	struct iw_qp *qp[MP_QPS];
+	struct iw_cm_id *listen, *id[MP_QPS];
+	uint8_t *buf;
+	struct iw_mr *mr;
+	atomic_int seen[MP_QPS][MP_MSGS];
+	atomic_int total;
+};
+
+/* Polls the shared CQ. */
+static void *mp_poller(void *arg)
+{
+	struct mp *m = arg;
+	long long end = now_ms() + 4 * E2E_WAIT_MS;
+	struct iw_wc wc[8];
+
+	while (atomic_load(&m->total) < MP_QPS * MP_MSGS && now_ms() < end) {
+		int n = iw_poll_cq(m->cq, 8, wc);
+
+		require(n >= 0, "iw_poll_cq: %s", iw_strerror(n));
+		for (int i = 0; i < n; i++) {
+			uint64_t q = wc[i].wr_id >> 32, k = wc[i].wr_id & 0xffffffff;
+
+			require(wc[i].status == IW_WC_SUCCESS && q < MP_QPS &&
+					k < MP_MSGS,
+				"bad completion %llx",
+				(unsigned long long)wc[i].wr_id);
+			atomic_fetch_add(&m->seen[q][k], 1);
+			atomic_fetch_add(&m->total, 1);
+		}
+	}
+	return NULL;
+}
+
+/* Sends MP_MSGS messages, at most MP_DEPTH / 2 not yet handed down. */
+static void *mp_sender(void *arg)
+{
+	struct e2e_side *c = arg;
+	struct iw_wc wc[16];
+	int done = 0;
+
+	for (int k = 0; k < MP_MSGS; k++) {
+		post_send(c->qp, IW_WR_SEND, c->buf, 16, c->mr->lkey, 0, 0,
+			  (uint64_t)k);
+		while (k + 1 - done >= MP_DEPTH / 2 ||
+		       (k == MP_MSGS - 1 && done < MP_MSGS)) {
+			int n = iw_poll_cq(c->cq, 16, wc);
+
+			require(n >= 0, "iw_poll_cq: %s", iw_strerror(n));
+			done += n;
+		}
+	}
+	return NULL;
+}
+
+static void mp_open(struct mp *m)
+{
+	struct iw_qp_init_attr qa = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = MP_MSGS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct e2e_opts o;
+
+	e2e_opts_default(&o);
+	o.depth = MP_DEPTH;
+	m->ctx = iw_open(NULL);
+	ck_assert_ptr_nonnull(m->ctx);
+	m->ch = iw_create_cm_channel(m->ctx);
+	m->pd = iw_alloc_pd(m->ctx);
+	m->cq = iw_create_cq(m->ctx, MP_QPS * (4 + MP_MSGS), NULL);
+	m->buf = malloc(4096);
+	m->mr = iw_reg_mr(m->pd, m->buf, 4096, IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(m->mr);
+	qa.send_cq = qa.recv_cq = m->cq;
+	m->listen = iw_create_id(m->ch, NULL);
+	ck_assert_int_eq(iw_listen(m->listen, "127.0.0.1", "0", MP_QPS), 0);
+	for (int i = 0; i < MP_QPS; i++) {
+		struct iw_cm_event *ev;
+		char port[16];
+
+		m->qp[i] = iw_create_qp(m->pd, &qa);
+		ck_assert_ptr_nonnull(m->qp[i]);
+		for (int k = 0; k < MP_MSGS; k++)
+			post_recv(m->qp[i], m->buf, 16, m->mr->lkey,
+				  (uint64_t)i << 32 | (uint64_t)k);
+		e2e_side_open(&m->c[i], &o);
+		e2e_port(m->listen, port, sizeof(port));
+		m->c[i].id = iw_create_id(m->c[i].ch, NULL);
+		ck_assert_int_eq(iw_connect(m->c[i].id, "127.0.0.1", port,
+					    m->c[i].qp, NULL),
+				 0);
+		ev = e2e_event(m->ch, E2E_WAIT_MS);
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		m->id[i] = ev->id;
+		iw_ack_cm_event(ev);
+		ck_assert_int_eq(iw_accept(m->id[i], m->qp[i], NULL), 0);
+		e2e_expect(m->ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+		e2e_expect(m->c[i].ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	}
+}
+
+static void mp_close(struct mp *m)
+{
+	for (int i = 0; i < MP_QPS; i++) {
+		ck_assert_int_eq(iw_destroy_id(m->id[i]), 0);
+		ck_assert_int_eq(iw_destroy_qp(m->qp[i]), 0);
+		e2e_side_close(&m->c[i]);
+	}
+	ck_assert_int_eq(iw_destroy_id(m->listen), 0);
+	ck_assert_int_eq(iw_dereg_mr(m->mr), 0);
+	ck_assert_int_eq(iw_destroy_cq(m->cq), 0);
+	ck_assert_int_eq(iw_dealloc_pd(m->pd), 0);
+	ck_assert_int_eq(iw_destroy_cm_channel(m->ch), 0);
+	ck_assert_int_eq(iw_close(m->ctx), 0);
+	free(m->buf);
+}
+
+/*
+ * Three QPs deliver into one CQ, fed by three sending threads and drained
+ * by two polling threads: every receive completion is taken exactly once.
+ */
+START_TEST(cq_many_producers_many_pollers_each_completion_once)
+{
+	static struct mp m;
+	pthread_t snd[MP_QPS], pol[MP_POLLERS];
+
+	memset(&m, 0, sizeof(m));
+	mp_open(&m);
+	for (int i = 0; i < MP_POLLERS; i++)
+		ck_assert_int_eq(pthread_create(&pol[i], NULL, mp_poller, &m), 0);
+	for (int i = 0; i < MP_QPS; i++)
+		ck_assert_int_eq(pthread_create(&snd[i], NULL, mp_sender,
+						&m.c[i]),
+				 0);
+	for (int i = 0; i < MP_QPS; i++)
+		pthread_join(snd[i], NULL);
+	for (int i = 0; i < MP_POLLERS; i++)
+		pthread_join(pol[i], NULL);
+	ck_assert_int_eq(atomic_load(&m.total), MP_QPS * MP_MSGS);
+	for (int i = 0; i < MP_QPS; i++)
+		for (int k = 0; k < MP_MSGS; k++)
+			require(atomic_load(&m.seen[i][k]) == 1,
+				"QP %d message %d taken %d times", i, k,
+				atomic_load(&m.seen[i][k]));
+	mp_close(&m);
+}
+END_TEST
+
+/*
+ * One thread keeps polling a CQ while another connects QPs on it, moves
+ * data, and tears connections and QPs down: a poll never touches a QP or
+ * a connection that is gone (the sanitizer build would say so).
+ */
+struct churn {
+	struct iw_cq *cq;
+	atomic_bool stop;
+	atomic_long polls;
+};
+
+static void *churn_poller(void *arg)
+{
+	struct churn *ch = arg;
+	struct iw_wc wc[4];
+
+	while (!atomic_load(&ch->stop)) {
+		require(iw_poll_cq(ch->cq, 0, NULL) == 0, "poll of none");
+		require(iw_poll_cq(ch->cq, 4, wc) >= 0, "poll failed");
+		atomic_fetch_add(&ch->polls, 1);
+	}
+	return NULL;
+}
+
+START_TEST(cq_polled_while_its_qps_come_and_go)
+{
+	struct churn ch = { 0 };
+	struct e2e_opts o;
+	struct e2e e;
+	pthread_t th;
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	ch.cq = e.s.cq;
+	atomic_init(&ch.stop, false);
+	ck_assert_int_eq(pthread_create(&th, NULL, churn_poller, &ch), 0);
+	for (int round = 0; round < 30; round++) {
+		struct iw_qp_init_attr qa = {
+			.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct iw_cm_id *cid = iw_create_id(e.c.ch, NULL);
+		struct iw_cm_event *ev;
+		struct iw_wc wc;
+
+		/* both ends get fresh QPs and connections each round */
+		ck_assert_int_eq(iw_destroy_id(e.c.id), 0);
+		e.c.id = cid;
+		ck_assert_int_eq(iw_destroy_id(e.s.id), 0);
+		e.s.id = NULL;
+		ck_assert_int_eq(iw_destroy_qp(e.c.qp), 0);
+		qa.send_cq = qa.recv_cq = e.c.cq;
+		e.c.qp = iw_create_qp(e.c.pd, &qa);
+		ck_assert_int_eq(iw_connect(cid, "127.0.0.1", e.port, e.c.qp,
+					    NULL),
+				 0);
+		ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+		ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+		e.s.id = ev->id;
+		iw_ack_cm_event(ev);
+		ck_assert_int_eq(iw_destroy_qp(e.s.qp), 0);
+		qa.send_cq = qa.recv_cq = e.s.cq;
+		e.s.qp = iw_create_qp(e.s.pd, &qa);
+		ck_assert_ptr_nonnull(e.s.qp);
+		ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, NULL), 0);
+		e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+		e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+		post_send(e.c.qp, IW_WR_RDMA_WRITE, e.c.buf, 512, e.c.mr->lkey,
+			  (uintptr_t)e.s.buf, e.s.mr->rkey, 1);
+		e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+		ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+	}
+	atomic_store(&ch.stop, true);
+	pthread_join(th, NULL);
+	ck_assert_int_gt(atomic_load(&ch.polls), 0);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* ---- the attribute structure ----------------------------------------- */
+
+/* Bits and values the library does not know are refused, not ignored. */
+START_TEST(context_attr_refuses_what_it_does_not_know)
+{
+	struct iw_context_attr a = { .comp_mask = 1u << 7 };
+	struct iw_context *ctx;
+
+	errno = 0;
+	ck_assert_ptr_null(iw_open(&a));
+	ck_assert_int_eq(errno, EINVAL);
+	a = (struct iw_context_attr){ .comp_mask = IW_CONTEXT_ATTR_PROGRESS,
+				      .progress = 7 };
+	ck_assert_ptr_null(iw_open(&a));
+	ck_assert_int_eq(errno, EINVAL);
+	a.progress = IW_PROGRESS_THREADS;
+	a.progress_threads = 5000;
+	ck_assert_ptr_null(iw_open(&a));
+	ck_assert_int_eq(errno, EINVAL);
+	/* without the bit the fields are not read at all */
+	a.comp_mask = 0;
+	ctx = iw_open(&a);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(iw_progress(ctx, 0), 0); /* a thread does it */
+	ck_assert_int_eq(iw_close(ctx), 0);
+	ck_assert_int_eq(iw_progress(NULL, 0), -EINVAL);
+}
+END_TEST
+
+/*
+ * A binary built against libiwarp 0.1 binds iw_open@IWARP_0.1 and passes
+ * the old structure, which had no comp_mask: it is read as it was.
+ */
+START_TEST(context_attr_of_version_0_1_is_read_as_it_was)
+{
+	struct attr_0_1 {
+		void *base;
+		uint32_t max_mr;
+		const char *trace_path;
+	} old = { NULL, 1u << 24, NULL };
+	struct iw_context *(*open_0_1)(const struct attr_0_1 *);
+	struct iw_context *ctx;
+
+	open_0_1 = (struct iw_context *(*)(const struct attr_0_1 *))dlvsym(
+		RTLD_DEFAULT, "iw_open", "IWARP_0.1");
+	ck_assert_msg(open_0_1 != NULL, "no iw_open@IWARP_0.1: %s", dlerror());
+	errno = 0;
+	ck_assert_ptr_null(open_0_1(&old)); /* max_mr too large, where it was */
+	ck_assert_int_eq(errno, EINVAL);
+	old.max_mr = 16;
+	ctx = open_0_1(&old);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(iw_close(ctx), 0);
+	ctx = open_0_1(NULL);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(iw_close(ctx), 0);
+}
+END_TEST
+
+static Suite *progress_suite(void)
+{
+	Suite *s = suite_create("progress");
+	TCase *tc = tcase_create("modes");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, manual_mode_moves_data_only_inside_the_callers_calls);
+	tcase_add_test(tc, manual_mode_blocking_calls_run_the_loop);
+	tcase_add_test(tc, threads_mode_carries_every_connection);
+	tcase_add_test(tc, thread_mode_takes_back_a_connection_nobody_polls);
+	tcase_add_test(tc, thread_mode_wakes_a_sleeper_after_polling);
+	tcase_add_test(tc, cq_many_producers_many_pollers_each_completion_once);
+	tcase_add_test(tc, cq_polled_while_its_qps_come_and_go);
+	tcase_add_test(tc, context_attr_refuses_what_it_does_not_know);
+	tcase_add_test(tc, context_attr_of_version_0_1_is_read_as_it_was);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(progress_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
