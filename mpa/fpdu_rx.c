@@ -176,6 +176,41 @@ static ssize_t step(struct mpa_rx *rx, const uint8_t *p, size_t len)
 }
 
 /*
+ * The common case, without markers: the next FPDU lies whole in @p.  It
+ * is taken in one go, with the same calls and checks in the same order
+ * as step() would make them octet by octet.  Returns the octets taken, 0
+ * when the FPDU is not whole here (step() then takes it as it comes), or
+ * a negative code.
+ */
+static ssize_t whole_fpdu(struct mpa_rx *rx, const uint8_t *p, size_t len)
+{
+	uint16_t ulen;
+	size_t body, wire;
+	int rc;
+
+	if (rx->markers || rx->state != MPA_RX_HDR || rx->part_len ||
+	    len < MPA_HDR_LEN + MPA_CRC_LEN)
+		return 0;
+	ulen = get_be16(p);
+	body = MPA_HDR_LEN + ulen + mpa_pad_len(ulen);
+	wire = body + MPA_CRC_LEN;
+	if (ulen > rx->max_ulpdu || wire > len)
+		return 0;
+	rx->hdr_off = rx->off;
+	rx->off += wire;
+	rx->ulpdu_len = ulen;
+	rc = rx->ops->ulpdu_begin(rx->arg, ulen);
+	if (!rc && ulen)
+		rc = rx->ops->ulpdu_data(rx->arg, p + MPA_HDR_LEN, ulen);
+	if (rc)
+		return rc;
+	if (rx->crc && get_le32(p + body) != mpa_crc32c(p, body))
+		return -IW_EMPA_CRC;
+	rc = rx->ops->ulpdu_end(rx->arg);
+	return rc ? rc : (ssize_t)wire;
+}
+
+/*
  * Takes the next @len octets of the stream.  Returns 0 when all were
  * consumed, or the first error (from the framing or from a callback); an
  * error sticks and every later call returns it.
@@ -183,7 +218,10 @@ static ssize_t step(struct mpa_rx *rx, const uint8_t *p, size_t len)
 int mpa_rx_feed(struct mpa_rx *rx, const uint8_t *p, size_t len)
 {
 	while (len && !rx->err) {
-		ssize_t n = step(rx, p, len);
+		ssize_t n = whole_fpdu(rx, p, len);
+
+		if (n == 0)
+			n = step(rx, p, len);
 
 		if (n < 0) {
 			rx->err = (int)n;

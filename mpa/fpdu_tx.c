@@ -161,3 +161,29 @@ fail:
 	tx->off = start;
 	return rc;
 }
+
+/*
+ * Frames one ULPDU of @ulpdu_len octets into @out, whole and contiguous,
+ * for a stream without markers: ULPDU_LENGTH, a copy of the ULPDU, PAD and
+ * the CRC, computed over the copy while it is in the cache.  Small FPDUs
+ * built this way go out many to one iovec.  @out must hold
+ * mpa_fpdu_wire_len(0, @ulpdu_len, false) octets; returns that length.
+ */
+size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
+			int iovcnt, size_t ulpdu_len, uint8_t *out)
+{
+	unsigned int pad = mpa_pad_len((uint32_t)ulpdu_len);
+	size_t at = MPA_HDR_LEN;
+
+	put_be16(out, (uint16_t)ulpdu_len);
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(out + at, ulpdu[i].iov_base, ulpdu[i].iov_len);
+		at += ulpdu[i].iov_len;
+	}
+	memset(out + at, 0, pad);
+	at += pad;
+	put_le32(out + at, tx->crc ? mpa_crc32c(out, at) : 0);
+	at += MPA_CRC_LEN;
+	tx->off += at;
+	return at;
+}

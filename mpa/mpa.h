@@ -92,6 +92,8 @@ void mpa_tx_init(struct mpa_tx *tx, uint16_t mulpdu, bool markers, bool crc);
 int mpa_tx_iov_max(int ulpdu_iovcnt, uint32_t ulpdu_len, bool markers);
 int mpa_tx_fpdu(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt,
 		struct mpa_tx_frame *f, struct iovec *out, int out_max);
+size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
+			int iovcnt, size_t ulpdu_len, uint8_t *out);
 
 /* ---- FPDU receiver (fpdu_rx.c) -------------------------------------- */
 

@@ -84,6 +84,7 @@ void rdmap_qp_fini(struct rdmap_qp *qp)
 	free(qp->ird_q);
 	free(qp->fpdus);
 	free(qp->fpdu_iov);
+	free(qp->stage);
 	memset(qp, 0, sizeof(*qp));
 }
 
@@ -152,7 +153,12 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	qp->fpdus = calloc(qp->n_fpdus, sizeof(*qp->fpdus));
 	qp->fpdu_iov = calloc(qp->n_fpdus * qp->fpdu_iov_max,
 			      sizeof(*qp->fpdu_iov));
-	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov)
+	if (!conn->markers_tx) {
+		qp->tx_copy_max = RDMAP_TX_COPY_MAX;
+		qp->stage = malloc(RDMAP_TX_STAGE_SIZE);
+	}
+	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov ||
+	    (qp->tx_copy_max && !qp->stage))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < qp->n_fpdus; i++)
 		qp->fpdus[i].wire = qp->fpdu_iov + i * qp->fpdu_iov_max;

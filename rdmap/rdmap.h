@@ -201,6 +201,10 @@ struct rdmap_conn {
 	bool responder_first; /* no wait for the initiator's first FPDU */
 };
 
+/* The staging ring of small FPDUs, and the largest FPDU staged (tx.c). */
+#define RDMAP_TX_STAGE_SIZE (16 * 1024)
+#define RDMAP_TX_COPY_MAX 1024
+
 /* A message being cut into segments. */
 struct rdmap_tx_msg {
 	uint8_t kind; /* enum in tx.c */
@@ -221,6 +225,7 @@ struct rdmap_fpdu {
 	struct iovec *wire; /* the pieces to write */
 	int n_wire;
 	size_t wire_len;
+	uint64_t stage_end;   /* the staging ring's tail once it was built */
 	int64_t completes_sq; /* SQ index this FPDU finishes handing down, or -1 */
 	uint32_t ird_done;    /* inbound Reads whose response ends here */
 	bool terminate;
@@ -285,6 +290,13 @@ struct rdmap_qp {
 	size_t fpdu_iov_max;
 	size_t tx_off; /* octets of the head FPDU already written */
 	size_t fpdu_bytes; /* wire octets of the built FPDUs */
+	/*
+	 * Small FPDUs are built whole into this ring and go out many to an
+	 * iovec (not with markers); positions count octets ever used.
+	 */
+	uint8_t *stage;
+	uint64_t stage_head, stage_tail;
+	uint32_t tx_copy_max; /* wire octets up to which an FPDU is staged */
 	bool tx_open;  /* the peer's first FPDU (or RTR) has arrived */
 	bool rtr_sent;
 	bool term_queued;

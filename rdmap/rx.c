@@ -186,8 +186,10 @@ static int segment_start(struct rdmap_qp *qp)
 }
 
 /*
- * Gathers header octets.  Returns 0 (more needed, or the header is in and
- * checked) or the error that stops the stream.
+ * The octets gathered so far make up the header asked for: decode and
+ * check it, and ask for the RDMAP octets behind it when the opcode has
+ * some.  Returns 0 (more needed, or the header is in and checked) or the
+ * error that stops the stream.
  */
 static int header_step(struct rdmap_qp *qp)
 {
@@ -195,11 +197,6 @@ static int header_step(struct rdmap_qp *qp)
 	size_t extra = 0;
 	int rc;
 
-	if (s->hdr_need == 1) {
-		s->hdr_need = (uint16_t)ddp_hdr_len(s->hdr[DDP_OFF_CTRL] &
-						    DDP_CTRL_T);
-		return s->len < s->hdr_need ? -IW_EDDP_MALFORMED : 0;
-	}
 	if (!s->ddp_ok) {
 		ddp_hdr_decode(s->hdr, s->hdr_have, &s->ddp);
 		s->opcode = s->ddp.rsvdulp & RDMAP_CTRL_OPCODE;
@@ -246,6 +243,12 @@ static int ulpdu_data(void *arg, const uint8_t *p, size_t n)
 	struct rdmap_qp *qp = arg;
 	struct rdmap_rx_seg *s = &qp->seg;
 
+	/* the first octet tells the header's size: gather it in one go */
+	if (n && s->hdr_need == 1) {
+		s->hdr_need = (uint16_t)ddp_hdr_len(p[0] & DDP_CTRL_T);
+		if (s->len < s->hdr_need)
+			return -IW_EDDP_MALFORMED;
+	}
 	while (n && !s->hdr_done) {
 		size_t take = s->hdr_need - s->hdr_have;
 		int rc;

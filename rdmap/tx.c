@@ -208,6 +208,28 @@ static uint64_t avoid_marker_end(const struct rdmap_qp *qp, size_t hlen,
 	return take - MPA_MARKER_LEN;
 }
 
+/*
+ * The staging ring for small FPDUs.  An FPDU whose wire octets fit in
+ * tx_copy_max is copied whole (headers, payload, pad, CRC): a run of
+ * small messages then leaves as one contiguous piece instead of four or
+ * five iovecs each, and the CRC is computed over data just copied.
+ * Returns room for @len contiguous octets, or NULL (build in place).
+ */
+static uint8_t *stage_alloc(struct rdmap_qp *qp, size_t len)
+{
+	uint64_t at = qp->stage_tail;
+	size_t off = at % RDMAP_TX_STAGE_SIZE;
+
+	if (len > qp->tx_copy_max)
+		return NULL;
+	if (off + len > RDMAP_TX_STAGE_SIZE)
+		at += RDMAP_TX_STAGE_SIZE - off; /* no piece wraps */
+	if (at + len - qp->stage_head > RDMAP_TX_STAGE_SIZE)
+		return NULL;
+	qp->stage_tail = at + len;
+	return qp->stage + at % RDMAP_TX_STAGE_SIZE;
+}
+
 /* Cuts the next segment of the current message into a new FPDU. */
 static int build_fpdu(struct rdmap_qp *qp)
 {
@@ -218,6 +240,8 @@ static int build_fpdu(struct rdmap_qp *qp)
 	/* the start made sure the header fits: hlen <= RDMAP_MIN_MULPDU */
 	uint64_t room = qp->mpa_tx.mulpdu - hlen, take = m->total - m->sent;
 	struct iovec ulpdu[1 + RDMAP_MAX_SGE];
+	uint64_t wire;
+	uint8_t *dst;
 	int n, cnt;
 
 	if (take > room)
@@ -239,12 +263,21 @@ static int build_fpdu(struct rdmap_qp *qp)
 			    RDMAP_MAX_SGE);
 	if (cnt < 0)
 		return cnt;
-	cnt = mpa_tx_fpdu(&qp->mpa_tx, ulpdu, 1 + cnt, &fp->frame, fp->wire,
-			  (int)qp->fpdu_iov_max);
-	if (cnt < 0)
-		return cnt;
-	fp->n_wire = cnt;
-	fp->wire_len = ddp_iov_len(fp->wire, cnt);
+	wire = mpa_fpdu_wire_len(0, (uint32_t)(hlen + take), false);
+	if (qp->tx_copy_max && (dst = stage_alloc(qp, wire))) {
+		mpa_tx_fpdu_copy(&qp->mpa_tx, ulpdu, 1 + cnt, hlen + take, dst);
+		fp->wire[0] = (struct iovec){ dst, wire };
+		fp->n_wire = 1;
+		fp->wire_len = wire;
+	} else {
+		cnt = mpa_tx_fpdu(&qp->mpa_tx, ulpdu, 1 + cnt, &fp->frame,
+				  fp->wire, (int)qp->fpdu_iov_max);
+		if (cnt < 0)
+			return cnt;
+		fp->n_wire = cnt;
+		fp->wire_len = ddp_iov_len(fp->wire, cnt);
+	}
+	fp->stage_end = qp->stage_tail;
 	qp->fpdu_bytes += fp->wire_len;
 	fp->completes_sq = -1;
 	fp->ird_done = 0;
@@ -329,12 +362,21 @@ int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 			base += skip;
 			len -= skip;
 			skip = 0;
-			if (n == max || bytes == max_bytes)
+			if (bytes == max_bytes)
 				return n;
 			if (len > max_bytes - bytes)
 				len = max_bytes - bytes;
-			iov[n++] = (struct iovec){ base, len };
 			bytes += len;
+			/* staged FPDUs lie end to end: one piece for a run */
+			if (n && (uint8_t *)iov[n - 1].iov_base +
+						 iov[n - 1].iov_len ==
+					 base) {
+				iov[n - 1].iov_len += len;
+				continue;
+			}
+			if (n == max)
+				return n;
+			iov[n++] = (struct iovec){ base, len };
 		}
 	}
 	return n;
@@ -372,6 +414,7 @@ void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 
 		qp->tx_off -= fp->wire_len;
 		qp->fpdu_bytes -= fp->wire_len;
+		qp->stage_head = fp->stage_end;
 		qp->fpdu_head++;
 		qp->fpdu_count--;
 		fpdu_sent(qp, fp);
@@ -393,9 +436,11 @@ void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial)
 		fp->ird_done = 0;
 		qp->fpdu_count = 1;
 		qp->fpdu_bytes = fp->wire_len;
+		qp->stage_tail = fp->stage_end;
 		return;
 	}
 	qp->fpdu_count = 0;
 	qp->fpdu_bytes = 0;
 	qp->tx_off = 0;
+	qp->stage_head = qp->stage_tail;
 }

@@ -1718,8 +1718,8 @@ END_TEST
  * operation error, everything else outstanding is flushed.  Nothing the
  * API lets through fails to frame (posting and the start check sizes), so
  * the test narrows the one resource framing can run out of: the iovec
- * budget of an FPDU, to 4 entries, which a 2-buffer Send overruns and a
- * Terminate does not.
+ * budget of an FPDU built in place, to 4 entries, which a 2-buffer Send
+ * overruns and a Terminate does not.
  */
 START_TEST(a_message_that_cannot_be_framed_ends_the_stream_with_a_local_terminate)
 {
@@ -1740,6 +1740,7 @@ START_TEST(a_message_that_cannot_be_framed_ends_the_stream_with_a_local_terminat
 	pair_pump(&a->p);
 	ck_assert_uint_eq(v->n_cqe, 1);
 	v->qp.fpdu_iov_max = 4;
+	v->qp.tx_copy_max = 0; /* built in place, from its pieces */
 	ck_assert_int_eq(rdmap_post_send(&v->qp, &(struct rdmap_send_wr){
 		.wr_id = 0x220, .op = RDMAP_WR_SEND,
 		.flags = RDMAP_WR_SIGNALED, .sge = two, .num_sge = 2 }), 0);
