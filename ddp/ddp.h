@@ -88,6 +88,20 @@ struct ddp_stag_table {
 	uint32_t *free_idx;
 	uint32_t n_slots;
 	uint32_t n_free;
+	/* bumped by every change that takes access away (see ddp_mr_cache) */
+	_Alignas(64) atomic_uint gen;
+};
+
+/*
+ * The last registration one user resolved (a QP's posts, its tagged
+ * placement), kept while the table's generation is unchanged: a repeat
+ * check of the same STag then reads one shared word, which changes only
+ * when some access is revoked.  Owned by its user, who serialises it.
+ */
+struct ddp_mr_cache {
+	uint32_t gen;
+	uint32_t stag; /* 0: empty (no STag has index 0) */
+	struct ddp_mr mr;
 };
 
 /* Why a tagged access was refused, in the order the checks run. */
@@ -107,6 +121,10 @@ int ddp_mr_register(struct ddp_stag_table *t, uint32_t pd, uint64_t va,
 int ddp_mr_deregister(struct ddp_stag_table *t, uint32_t stag);
 int ddp_mr_invalidate(struct ddp_stag_table *t, uint32_t stag, uint32_t pd);
 int ddp_mr_set_closing(struct ddp_stag_table *t, uint32_t stag, bool closing);
+enum ddp_mr_fault ddp_mr_check_cached(struct ddp_stag_table *t,
+				      struct ddp_mr_cache *c, uint32_t stag,
+				      uint32_t pd, uint32_t access, uint64_t to,
+				      uint64_t len, uint8_t **where);
 enum ddp_mr_fault ddp_mr_check(struct ddp_stag_table *t, uint32_t stag,
 			       uint32_t pd, uint32_t access, uint64_t to,
 			       uint64_t len, uint8_t **where);

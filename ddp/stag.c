@@ -37,6 +37,7 @@ int ddp_stag_table_init(struct ddp_stag_table *t, uint32_t max_regions)
 		t->free_idx[i] = max_regions - i;
 	for (uint32_t i = 0; i < t->n_slots; i++)
 		atomic_init(&t->slot[i].seq, 0);
+	atomic_init(&t->gen, 0);
 	t->n_free = max_regions;
 	pthread_mutex_init(&t->lock, NULL);
 	return 0;
@@ -60,6 +61,12 @@ static void slot_write_begin(struct ddp_mr *mr)
 static void slot_write_end(struct ddp_mr *mr)
 {
 	atomic_fetch_add_explicit(&mr->seq, 1, memory_order_release);
+}
+
+/* With the lock, after a change that takes access away: caches go stale. */
+static void revoke(struct ddp_stag_table *t)
+{
+	atomic_fetch_add_explicit(&t->gen, 1, memory_order_release);
 }
 
 /*
@@ -129,6 +136,7 @@ int ddp_mr_deregister(struct ddp_stag_table *t, uint32_t stag)
 		mr->valid = false;
 		mr->closing = false;
 		slot_write_end(mr);
+		revoke(t);
 		t->free_idx[t->n_free++] = DDP_STAG_INDEX(stag);
 		rc = 0;
 	}
@@ -153,6 +161,7 @@ int ddp_mr_invalidate(struct ddp_stag_table *t, uint32_t stag, uint32_t pd)
 		slot_write_begin(mr);
 		mr->valid = false;
 		slot_write_end(mr);
+		revoke(t);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -175,6 +184,8 @@ int ddp_mr_set_closing(struct ddp_stag_table *t, uint32_t stag, bool closing)
 		slot_write_begin(mr);
 		mr->closing = closing;
 		slot_write_end(mr);
+		if (closing)
+			revoke(t);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -223,26 +234,60 @@ static bool slot_read(struct ddp_stag_table *t, uint32_t stag,
  * DDP_ACCESS_POST marks the check of a work request being posted, which a
  * region being deregistered refuses.
  */
+/* The checks of ddp_mr_check() on a consistent copy of the slot. */
+static enum ddp_mr_fault judge(const struct ddp_mr *mr, uint32_t pd,
+			       uint32_t access, uint64_t to, uint64_t len,
+			       uint8_t **where)
+{
+	uint32_t rights = access & ~(uint32_t)DDP_ACCESS_POST;
+
+	if (!mr->valid || ((access & DDP_ACCESS_POST) && mr->closing))
+		return DDP_MR_BAD_STAG;
+	if (mr->pd != pd)
+		return DDP_MR_WRONG_PD;
+	if ((mr->access & rights) != rights)
+		return DDP_MR_NO_ACCESS;
+	if (len && to + len - 1 < to)
+		return DDP_MR_TO_WRAP;
+	if (to < mr->va || to - mr->va > mr->len ||
+	    len > mr->len - (to - mr->va))
+		return DDP_MR_OUT_OF_BOUNDS;
+	*where = mr->base + (to - mr->va);
+	return DDP_MR_OK;
+}
+
 enum ddp_mr_fault ddp_mr_check(struct ddp_stag_table *t, uint32_t stag,
 			       uint32_t pd, uint32_t access, uint64_t to,
 			       uint64_t len, uint8_t **where)
 {
-	uint32_t rights = access & ~(uint32_t)DDP_ACCESS_POST;
 	struct ddp_mr mr;
 
-	if (!slot_read(t, stag, &mr) || !mr.valid ||
-	    ((access & DDP_ACCESS_POST) && mr.closing))
+	if (!slot_read(t, stag, &mr))
 		return DDP_MR_BAD_STAG;
-	if (mr.pd != pd)
-		return DDP_MR_WRONG_PD;
-	if ((mr.access & rights) != rights)
-		return DDP_MR_NO_ACCESS;
-	if (len && to + len - 1 < to)
-		return DDP_MR_TO_WRAP;
-	if (to < mr.va || to - mr.va > mr.len || len > mr.len - (to - mr.va))
-		return DDP_MR_OUT_OF_BOUNDS;
-	*where = mr.base + (to - mr.va);
-	return DDP_MR_OK;
+	return judge(&mr, pd, access, to, len, where);
+}
+
+/*
+ * ddp_mr_check() through @c: the slot is read again only when another
+ * STag is asked for or the table has revoked some access since.  The
+ * generation is read before the slot, so a change that races with the
+ * read leaves the copy already stale.
+ */
+enum ddp_mr_fault ddp_mr_check_cached(struct ddp_stag_table *t,
+				      struct ddp_mr_cache *c, uint32_t stag,
+				      uint32_t pd, uint32_t access, uint64_t to,
+				      uint64_t len, uint8_t **where)
+{
+	uint32_t gen = atomic_load_explicit(&t->gen, memory_order_acquire);
+
+	if (c->stag != stag || c->gen != gen) {
+		c->stag = 0;
+		if (!slot_read(t, stag, &c->mr))
+			return DDP_MR_BAD_STAG;
+		c->stag = stag;
+		c->gen = gen;
+	}
+	return judge(&c->mr, pd, access, to, len, where);
 }
 
 /* The DDP tagged-buffer error for a fault in Write or Read Response placement. */

@@ -340,9 +340,10 @@ static int resolve_sges(struct rdmap_qp *qp, const struct rdmap_sge *sge,
 
 		if (sge[i].length == 0)
 			continue;
-		if (ddp_mr_check(qp->attr.stags, sge[i].lkey, qp->attr.pd,
-				 access | DDP_ACCESS_POST, sge[i].addr,
-				 sge[i].length, &where) != DDP_MR_OK)
+		if (ddp_mr_check_cached(qp->attr.stags, &qp->post_mr,
+					sge[i].lkey, qp->attr.pd,
+					access | DDP_ACCESS_POST, sge[i].addr,
+					sge[i].length, &where) != DDP_MR_OK)
 			return -IW_ELOCAL_PROTECTION;
 		iov[*iovcnt].iov_base = where;
 		iov[(*iovcnt)++].iov_len = sge[i].length;

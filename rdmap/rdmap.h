@@ -302,6 +302,9 @@ struct rdmap_qp {
 	bool term_queued;
 	struct rdmap_term term_out;
 
+	/* the registrations last used by posts, placement and Read sources */
+	struct ddp_mr_cache post_mr, place_mr, read_mr;
+
 	/* receive */
 	struct mpa_rx mpa_rx;
 	struct ddp_queue rxq[RDMAP_QN_COUNT];

@@ -84,9 +84,10 @@ int rdmap_read_request(struct rdmap_qp *qp, const uint8_t *rr)
 	if (qp->ird_count >= qp->conn.ird)
 		return -IW_ERDMAP_IRD_EXCEEDED;
 	if (size) {
-		enum ddp_mr_fault f = ddp_mr_check(
-			qp->attr.stags, get_be32(rr + RDMAP_RR_OFF_SRC_STAG),
-			qp->attr.pd, DDP_ACCESS_REMOTE_READ,
+		enum ddp_mr_fault f = ddp_mr_check_cached(
+			qp->attr.stags, &qp->read_mr,
+			get_be32(rr + RDMAP_RR_OFF_SRC_STAG), qp->attr.pd,
+			DDP_ACCESS_REMOTE_READ,
 			get_be64(rr + RDMAP_RR_OFF_SRC_TO), size, &src);
 
 		if (f != DDP_MR_OK)

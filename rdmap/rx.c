@@ -136,9 +136,9 @@ static int segment_start(struct rdmap_qp *qp)
 		/* zero-length tagged segments are not checked (siw RTRs: STag 1) */
 		if (s->payload == 0)
 			return 0;
-		f = ddp_mr_check(qp->attr.stags, h->stag, qp->attr.pd,
-				 DDP_ACCESS_REMOTE_WRITE, h->to, s->payload,
-				 &s->dst);
+		f = ddp_mr_check_cached(qp->attr.stags, &qp->place_mr, h->stag,
+					qp->attr.pd, DDP_ACCESS_REMOTE_WRITE,
+					h->to, s->payload, &s->dst);
 		return ddp_tagged_error(f);
 	case RDMAP_OP_READ_RESP:
 		/*
@@ -151,9 +151,10 @@ static int segment_start(struct rdmap_qp *qp)
 		if (rc)
 			return rc;
 		if (s->payload) {
-			f = ddp_mr_check(qp->attr.stags, h->stag, qp->attr.pd,
-					 DDP_ACCESS_LOCAL_WRITE, h->to,
-					 s->payload, &s->dst);
+			f = ddp_mr_check_cached(qp->attr.stags, &qp->place_mr,
+						h->stag, qp->attr.pd,
+						DDP_ACCESS_LOCAL_WRITE, h->to,
+						s->payload, &s->dst);
 			rc = ddp_tagged_error(f);
 			if (rc)
 				return rc;

@@ -1322,6 +1322,74 @@ START_TEST(mr_check_never_sees_a_torn_registration)
 }
 END_TEST
 
+/*
+ * A cached check answers as an uncached one would: for another STag, and
+ * at once after the registration is invalidated, closing, or gone.
+ */
+START_TEST(mr_check_cached_follows_every_revocation)
+{
+	struct ddp_stag_table t;
+	struct ddp_mr_cache c = { 0 };
+	uint8_t *w = NULL;
+	uint32_t s, other, third;
+
+	ck_assert_int_eq(ddp_stag_table_init(&t, 8), 0);
+	s = reg(&t, 1, RVA, RLEN, RW);
+	other = reg(&t, 1, RVA + 0x1000, RLEN, RW);
+	third = reg(&t, 1, RVA, RLEN, RW);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, s, 1,
+					     DDP_ACCESS_REMOTE_WRITE, RVA, 8,
+					     &w),
+			 DDP_MR_OK);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, s, 1,
+					     DDP_ACCESS_REMOTE_WRITE, RVA + RLEN,
+					     8, &w),
+			 DDP_MR_OUT_OF_BOUNDS);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, s, 2,
+					     DDP_ACCESS_REMOTE_WRITE, RVA, 8,
+					     &w),
+			 DDP_MR_WRONG_PD);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, other, 1,
+					     DDP_ACCESS_REMOTE_WRITE, RVA, 8,
+					     &w),
+			 DDP_MR_OUT_OF_BOUNDS);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, s, 1,
+					     DDP_ACCESS_REMOTE_WRITE, RVA, 8,
+					     &w),
+			 DDP_MR_OK);
+	/* closing: posts refused at once, the peer still served */
+	ck_assert_int_eq(ddp_mr_set_closing(&t, s, true), 0);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, s, 1,
+					     DDP_ACCESS_POST, RVA, 8, &w),
+			 DDP_MR_BAD_STAG);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, s, 1,
+					     DDP_ACCESS_REMOTE_WRITE, RVA, 8,
+					     &w),
+			 DDP_MR_OK);
+	/* invalidating another STag makes the copy stale, harmlessly */
+	ck_assert_int_eq(ddp_mr_invalidate(&t, third, 1), 0);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, s, 1,
+					     DDP_ACCESS_REMOTE_WRITE, RVA, 8,
+					     &w),
+			 DDP_MR_OK);
+	ck_assert_int_eq(ddp_mr_invalidate(&t, s, 1), 0);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, s, 1,
+					     DDP_ACCESS_REMOTE_WRITE, RVA, 8,
+					     &w),
+			 DDP_MR_BAD_STAG);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, other, 1,
+					     DDP_ACCESS_REMOTE_WRITE,
+					     RVA + 0x1000, 8, &w),
+			 DDP_MR_OK);
+	ck_assert_int_eq(ddp_mr_deregister(&t, other), 0);
+	ck_assert_int_eq(ddp_mr_check_cached(&t, &c, other, 1,
+					     DDP_ACCESS_REMOTE_WRITE,
+					     RVA + 0x1000, 8, &w),
+			 DDP_MR_BAD_STAG);
+	ddp_stag_table_destroy(&t);
+}
+END_TEST
+
 START_TEST(tagged_error_maps_each_fault_to_its_terminate_code)
 {
 	struct iw_term_triple tr;
@@ -1670,6 +1738,7 @@ static Suite *ddp_suite(void)
 	tcase_add_test(tc, mr_check_bounds_edges);
 	tcase_add_test(tc, mr_invalidate_needs_a_valid_stag_of_the_same_pd_once);
 	tcase_add_test(tc, mr_closing_refuses_posts_but_not_the_peer);
+	tcase_add_test(tc, mr_check_cached_follows_every_revocation);
 	tcase_add_test(tc, mr_check_never_sees_a_torn_registration);
 	tcase_add_test(tc, tagged_error_maps_each_fault_to_its_terminate_code);
 	suite_add_tcase(s, tc);
