@@ -451,19 +451,13 @@ void progress_cq(struct iw_cq *cq)
 {
 	struct iw_context *ctx = cq->ctx;
 	struct cq_qps *qps = atomic_load(&cq->qps);
+	uint32_t start = atomic_fetch_add_explicit(&cq->next_qp, 1,
+						   memory_order_relaxed);
 
-	if (qps->n) {
-		uint32_t start = atomic_fetch_add_explicit(
-			&cq->next_qp, 1, memory_order_relaxed);
-
-		for (uint32_t i = 0; i < qps->n; i++)
-			progress_qp(qps->qp[(start + i) % qps->n]);
-	}
-	if (ctx->mode == IW_PROGRESS_MANUAL &&
-	    atomic_fetch_add_explicit(&ctx->idle_polls, 1,
-				      memory_order_relaxed) %
-			    MANUAL_LOOP_EVERY ==
-		    0)
+	for (uint32_t i = 0; i < qps->n; i++)
+		progress_qp(qps->qp[(start + i) % qps->n]);
+	/* the CQ's own count: threads polling CQs of their own share nothing */
+	if (ctx->mode == IW_PROGRESS_MANUAL && start % MANUAL_LOOP_EVERY == 0)
 		manual_run(ctx, -1, 0);
 }
 

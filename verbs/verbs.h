@@ -70,7 +70,6 @@ struct iw_context {
 	struct progress_loop *loops;
 	uint32_t n_loops;
 	atomic_uint next_loop; /* where the next connection goes */
-	atomic_uint idle_polls; /* manual: empty polls since the loop ran */
 	struct ddp_stag_table stags;
 	pthread_mutex_t lock; /* pd ids, listeners' pending lists */
 	uint32_t next_pd;
@@ -129,7 +128,7 @@ struct iw_cq {
 	_Alignas(64) atomic_uint tail;
 	_Alignas(64) struct grace grace; /* pollers against QPs going away */
 	_Atomic(struct cq_qps *) qps;
-	atomic_uint next_qp; /* where the next empty poll starts */
+	atomic_uint next_qp; /* where the next empty poll starts; counts them */
 	atomic_bool armed;
 	atomic_bool solicited_only;
 	atomic_bool overrun;
