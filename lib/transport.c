@@ -3,8 +3,9 @@
  * TCP transport over libevent.  Sending: gather iovecs from the owner and
  * hand them to one sendmsg() (several FPDUs per call, payload entries
  * pointing into registered memory).  Receiving: readv() into the
- * destination the owner names, when it names one, with the small buffer
- * behind it for the headers that follow; otherwise into the small buffer.
+ * destination the owner names, when it names one, with the thread's
+ * scratch buffer behind it for the headers that follow; otherwise into
+ * that buffer.
  * Optionally both directions are written to a pcap trace.
  */
 #include <errno.h>
@@ -22,7 +23,14 @@
 
 #include "lib/transport.h"
 
-#define TP_RXBUF (64 * 1024)
+/*
+ * Where reads land when the data has no place to go straight to.  Every
+ * octet read is handed to the owner before the read returns, so this is
+ * scratch: one buffer per thread, not one per connection, and an idle
+ * connection holds none.  Large enough for hundreds of small FPDUs, or
+ * dozens of medium ones, per system call.
+ */
+#define TP_RXBUF (128 * 1024)
 #define TP_IOV 1024		 /* IOV_MAX on Linux */
 #define TP_MAX_WRITE (1u << 20)	 /* octets per sendmsg */
 #define TP_ROUNDS 64		 /* syscalls per callback before yielding */
@@ -32,8 +40,29 @@
  * frame's headers: the payload that follows can then land in place
  * instead of being copied out of the buffer.
  */
-#define TP_DIRECT_LARGE 4096
+#define TP_DIRECT_LARGE (16 * 1024)
 #define TP_HEADER_ROOM 128
+
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static pthread_key_t scratch_key; /* frees a thread's buffer as it exits */
+static _Thread_local uint8_t *scratch;
+
+static void scratch_key_init(void)
+{
+	pthread_key_create(&scratch_key, free);
+}
+
+/* The calling thread's read buffer, made on its first read; NULL if no memory. */
+static uint8_t *rx_scratch(void)
+{
+	if (!scratch) {
+		pthread_once(&scratch_once, scratch_key_init);
+		scratch = malloc(TP_RXBUF);
+		if (scratch)
+			pthread_setspecific(scratch_key, scratch);
+	}
+	return scratch;
+}
 
 /* ---- tracing --------------------------------------------------------- */
 
@@ -454,25 +483,30 @@ int tp_kick(struct tp_conn *c)
 
 /*
  * Reads until the socket is empty (or a fair share is done): straight into
- * the owner's destination when it names one, the rest into the small
- * buffer.  Stops when the owner shuts the transport from a callback.
+ * the owner's destination when it names one, the rest into the thread's
+ * scratch buffer.  Stops when the owner shuts the transport from a
+ * callback.
  */
 static void read_some(struct tp_conn *c)
 {
+	uint8_t fallback[2048], *buf = rx_scratch();
+	size_t buf_len = buf ? TP_RXBUF : sizeof(fallback);
+
+	if (!buf)
+		buf = fallback;
 	for (int round = 0; round < TP_ROUNDS && !c->shut; round++) {
 		struct iovec iov[2];
 		size_t dlen = 0, direct = 0, want;
 		uint8_t *dst = c->ops->rx_direct(c->arg, &dlen);
+		size_t staged = buf_len;
 		int n = 0;
 		ssize_t r;
-
-		size_t staged = c->rxbuf_len;
 
 		if (dst && dlen)
 			iov[n++] = (struct iovec){ dst, dlen };
 		if (dlen >= TP_DIRECT_LARGE || c->rx_resync)
 			staged = TP_HEADER_ROOM;
-		iov[n++] = (struct iovec){ c->rxbuf, staged };
+		iov[n++] = (struct iovec){ buf, staged };
 		want = dlen + staged;
 		do
 			r = readv(c->fd, iov, n);
@@ -490,13 +524,13 @@ static void read_some(struct tp_conn *c)
 		}
 		trace_data(c, false, iov, n, (size_t)r);
 		/* a bulk stream: find the next frame's headers before its payload */
-		c->rx_resync = staged == c->rxbuf_len && (size_t)r == want;
+		c->rx_resync = staged == buf_len && (size_t)r == want;
 		if (dst && dlen) {
 			direct = (size_t)r < dlen ? (size_t)r : dlen;
 			c->ops->rx_direct_done(c->arg, direct);
 		}
 		if (!c->shut && (size_t)r > direct)
-			c->ops->rx_feed(c->arg, c->rxbuf, (size_t)r - direct);
+			c->ops->rx_feed(c->arg, buf, (size_t)r - direct);
 		if ((size_t)r < want)
 			return; /* drained */
 	}
@@ -589,12 +623,9 @@ static int conn_init(struct tp_conn *c, struct event_base *base, int fd,
 	c->ops = ops;
 	c->arg = arg;
 	c->trace = trace;
-	c->rxbuf_len = TP_RXBUF;
-	c->rxbuf = malloc(c->rxbuf_len);
 	c->rev = event_new(base, fd, EV_READ | EV_PERSIST, on_read, c);
 	c->wev = event_new(base, fd, EV_WRITE | EV_PERSIST, on_write, c);
-	if (!c->rxbuf || !c->rev || !c->wev) {
-		free(c->rxbuf);
+	if (!c->rev || !c->wev) {
 		if (c->rev)
 			event_free(c->rev);
 		if (c->wev)
@@ -694,8 +725,6 @@ void tp_free(struct tp_conn *c)
 	c->rev = c->wev = NULL;
 	trace_end(c);
 	close(c->fd);
-	free(c->rxbuf);
-	c->rxbuf = NULL;
 }
 
 /* ---- listening ------------------------------------------------------- */

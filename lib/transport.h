@@ -3,8 +3,8 @@
  * The TCP transport: one non-blocking socket per connection, driven by a
  * libevent loop.  It knows nothing of iWARP: its owner hands it octets to
  * send (iovecs into registered memory, gathered on demand) and takes what
- * arrives, either from a small buffer or straight into the place the
- * owner names (direct placement).
+ * arrives, either from a per-thread scratch buffer or straight into the
+ * place the owner names (direct placement).
  *
  * Locking: every callback runs between ops->lock() and ops->unlock(); the
  * owner calls tp_kick(), tp_poll() and tp_shutdown() with that lock held
@@ -90,8 +90,6 @@ struct tp_conn {
 	bool write_armed;
 	bool shut; /* no more callbacks into the owner */
 	bool eof_seen;
-	uint8_t *rxbuf;
-	size_t rxbuf_len;
 	struct tp_trace *trace;
 	struct pcapw_flow flow;
 	int trace_side;	     /* which side of flow we are */

@@ -78,6 +78,8 @@ static int emit_marker_if_due(struct emitter *e)
 
 	if (!e->tx->markers || mpa_marker_gap(e->tx->off) != 0)
 		return 0;
+	if (!e->f->markers)
+		return -EINVAL;
 	if (e->f->n_markers == MPA_TX_MAX_MARKERS)
 		return -EMSGSIZE;
 	ptr = e->hdr_sent ? e->tx->off - e->hdr_off : 0;

@@ -85,7 +85,12 @@ struct mpa_tx_frame {
 	uint8_t pad[MPA_ALIGN - 1];
 	uint8_t crc[MPA_CRC_LEN];
 	uint16_t n_markers;
-	uint8_t markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	/*
+	 * Room for MPA_TX_MAX_MARKERS markers, the caller's: needed only
+	 * when the stream has markers, so that a sender without them keeps
+	 * no half kilobyte per FPDU in flight.
+	 */
+	uint8_t (*markers)[MPA_MARKER_LEN];
 };
 
 void mpa_tx_init(struct mpa_tx *tx, uint16_t mulpdu, bool markers, bool crc);

@@ -84,6 +84,7 @@ void rdmap_qp_fini(struct rdmap_qp *qp)
 	free(qp->ird_q);
 	free(qp->fpdus);
 	free(qp->fpdu_iov);
+	free(qp->fpdu_markers);
 	free(qp->stage);
 	memset(qp, 0, sizeof(*qp));
 }
@@ -160,8 +161,19 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov ||
 	    (qp->tx_copy_max && !qp->stage))
 		return -ENOMEM;
-	for (uint32_t i = 0; i < qp->n_fpdus; i++)
+	if (conn->markers_tx) {
+		qp->fpdu_markers = calloc((size_t)qp->n_fpdus *
+						  MPA_TX_MAX_MARKERS,
+					  sizeof(*qp->fpdu_markers));
+		if (!qp->fpdu_markers)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < qp->n_fpdus; i++) {
 		qp->fpdus[i].wire = qp->fpdu_iov + i * qp->fpdu_iov_max;
+		if (qp->fpdu_markers)
+			qp->fpdus[i].frame.markers =
+				qp->fpdu_markers + (size_t)i * MPA_TX_MAX_MARKERS;
+	}
 	mpa_tx_init(&qp->mpa_tx, conn->mulpdu, conn->markers_tx, conn->crc);
 	qp->conn.mulpdu = qp->mpa_tx.mulpdu;
 	mpa_rx_init(&qp->mpa_rx, &rdmap_mpa_rx_ops, qp, conn->max_ulpdu,

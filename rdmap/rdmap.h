@@ -286,6 +286,7 @@ struct rdmap_qp {
 	struct rdmap_tx_msg msg;
 	struct rdmap_fpdu *fpdus;
 	struct iovec *fpdu_iov;
+	uint8_t (*fpdu_markers)[MPA_MARKER_LEN]; /* with markers only */
 	uint32_t n_fpdus, fpdu_head, fpdu_count;
 	size_t fpdu_iov_max;
 	size_t tx_off; /* octets of the head FPDU already written */

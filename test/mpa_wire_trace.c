@@ -112,7 +112,8 @@ static int trial(const struct side *s, size_t len, bool *lead, bool *padcrc,
 {
 	static uint8_t scratch[EMSS];
 	struct iovec in = { scratch, len }, out[64];
-	struct mpa_tx_frame f;
+	uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	struct mpa_tx_frame f = { .markers = f_markers };
 	struct mpa_tx t = s->tx;
 	int n = mpa_tx_fpdu(&t, &in, 1, &f, out, 64);
 
@@ -243,7 +244,8 @@ static int send_fpdu(struct pcapw_flow *fl, int dir, struct side *s,
 	bool wrong_msn = bad_msn && stream == 0 && dir == 1 && k == 9;
 	size_t len = build_send(ulpdu, pick_len(s, k), wrong_msn ? msn + 5 : msn);
 	struct iovec in = { ulpdu, len }, out[64];
-	struct mpa_tx_frame f;
+	uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	struct mpa_tx_frame f = { .markers = f_markers };
 	uint32_t seq = fl->next_seq[dir];
 	uint64_t start = s->tx.off;
 	bool lead, padcrc;
@@ -303,7 +305,8 @@ static int send_built(struct pcapw_flow *fl, int dir, struct side *s,
 		      uint8_t *u, size_t len, const struct timeval *ts)
 {
 	struct iovec in = { u, len }, out[64];
-	struct mpa_tx_frame f;
+	uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	struct mpa_tx_frame f = { .markers = f_markers };
 	int n = mpa_tx_fpdu(&s->tx, &in, 1, &f, out, 64);
 
 	return n < 0 ? n : pcapw_data(&pw, fl, dir, out, n, ts);

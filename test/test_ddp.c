@@ -372,7 +372,8 @@ static void exchange_run(struct exchange *x)
 	struct rdmap_sge s_send = { 0 }, s_rq;
 	struct mpa_tx t;
 	struct iovec in, out[8];
-	struct mpa_tx_frame f;
+	uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	struct mpa_tx_frame f = { .markers = f_markers };
 	uint8_t forged_wire[64];
 	size_t fl = 0;
 	int cnt;

@@ -21,7 +21,8 @@ size_t frame_into(struct mpa_tx *tx, const uint8_t *ulpdu, size_t len,
 		  uint8_t *w)
 {
 	struct iovec in = { (void *)ulpdu, len }, out[512];
-	struct mpa_tx_frame f;
+	uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	struct mpa_tx_frame f = { .markers = f_markers };
 	size_t n = 0;
 	int cnt = mpa_tx_fpdu(tx, &in, 1, &f, out, 512);
 
@@ -222,11 +223,28 @@ START_TEST(tx_crc_covers_length_ulpdu_and_pad)
 }
 END_TEST
 
+/* A stream with markers needs the caller's room for them. */
+START_TEST(tx_markers_without_room_are_refused)
+{
+	static uint8_t a[1200];
+	struct iovec in = { a, sizeof(a) }, out[64];
+	struct mpa_tx_frame f = { .markers = NULL };
+	struct mpa_tx tx;
+
+	mpa_tx_init(&tx, 2000, true, false);
+	ck_assert_int_eq(mpa_tx_fpdu(&tx, &in, 1, &f, out, 64), -EINVAL);
+	ck_assert_uint_eq(tx.off, 0);
+	mpa_tx_init(&tx, 2000, false, false);
+	ck_assert_int_gt(mpa_tx_fpdu(&tx, &in, 1, &f, out, 64), 0);
+}
+END_TEST
+
 START_TEST(tx_payload_entries_point_into_caller_buffers)
 {
 	static uint8_t a[300], b[900];
 	struct iovec in[2] = { { a, sizeof(a) }, { b, sizeof(b) } }, out[64];
-	struct mpa_tx_frame f;
+	uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	struct mpa_tx_frame f = { .markers = f_markers };
 	struct mpa_tx tx;
 	int markers = _i;
 	size_t seen = 0;
@@ -246,8 +264,12 @@ START_TEST(tx_payload_entries_point_into_caller_buffers)
 			ck_assert_ptr_eq(p, b + seen - sizeof(a));
 			seen += out[i].iov_len;
 		} else {
-			ck_assert_msg((uint8_t *)p >= (uint8_t *)&f &&
-					      (uint8_t *)p < (uint8_t *)(&f + 1),
+			bool in_frame = p >= (uint8_t *)&f &&
+					p < (uint8_t *)(&f + 1);
+			bool a_marker = p >= f_markers[0] &&
+					p < f_markers[MPA_TX_MAX_MARKERS];
+
+			ck_assert_msg(in_frame || a_marker,
 				      "iovec %d points neither at payload nor frame",
 				      i);
 		}
@@ -334,7 +356,8 @@ START_TEST(tx_refuses_ulpdu_over_mulpdu_and_keeps_offset)
 {
 	static uint8_t buf[2000];
 	struct iovec in = { buf, 1001 }, out[64];
-	struct mpa_tx_frame f;
+	uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	struct mpa_tx_frame f = { .markers = f_markers };
 	struct mpa_tx tx;
 
 	mpa_tx_init(&tx, 1000, true, true);
@@ -352,7 +375,8 @@ START_TEST(tx_iov_max_is_always_enough)
 {
 	static uint8_t buf[MPA_MAX_ULPDU_MARKERS];
 	struct iovec in[3], out[1024];
-	struct mpa_tx_frame f;
+	uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	struct mpa_tx_frame f = { .markers = f_markers };
 	struct mpa_tx tx;
 	struct rng r;
 
@@ -804,6 +828,7 @@ Suite *mpa_framing_suite(void)
 	tc = tcase_create("tx");
 	tcase_add_test(tc, tx_plain_fpdu_has_length_pad_and_zero_crc);
 	tcase_add_test(tc, tx_crc_covers_length_ulpdu_and_pad);
+	tcase_add_test(tc, tx_markers_without_room_are_refused);
 	tcase_add_loop_test(tc, tx_payload_entries_point_into_caller_buffers,
 			    0, 2);
 	tcase_add_test(tc, tx_first_fpdu_begins_with_marker_covered_by_crc);

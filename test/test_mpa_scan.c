@@ -59,7 +59,8 @@ static void sent_free(struct sent *s)
 static void send_one(struct sent *s, struct mpa_tx *tx, size_t len)
 {
 	struct iovec in = { s->plain + s->plain_len, len }, out[512];
-	struct mpa_tx_frame f;
+	uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	struct mpa_tx_frame f = { .markers = f_markers };
 	int cnt;
 
 	for (size_t i = 0; i < len; i++)

@@ -332,7 +332,8 @@ static void forge_begin(struct forge *f, struct arena *a)
 static size_t forge_fpdu(struct forge *f, const uint8_t *ulpdu, size_t len)
 {
 	struct iovec in = { (void *)(uintptr_t)ulpdu, len }, out[64];
-	struct mpa_tx_frame fr;
+	uint8_t fr_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+	struct mpa_tx_frame fr = { .markers = fr_markers };
 	size_t start = f->len;
 	int cnt = mpa_tx_fpdu(&f->t, &in, 1, &fr, out, 64);
 
