@@ -228,6 +228,21 @@ EOF
 	else
 		cell siw-server/disconnect-mid-transfer fail "exit $rc: $(cat "$log")"
 	fi
+
+	# RFC 7306 sent to siw, which implements none of it: each first
+	# message (an Atomic Request, Immediate Data) gets siw's Terminate,
+	# and what siw said is reported in both readings of its control word
+	for op in atomic imm; do
+		log=$dir/rfc7306-$op.log
+		if IWARP_TRACE=$dir/rfc7306-$op.pcap run "$log" 60 \
+			"$builddir/test/rfc7306_peer" 127.0.0.1 "$hp" "$op" &&
+			grep -q "^terminate received: " "$log"; then
+			cell "siw-server/rfc7306-$op-terminated" ok
+			say "siw answers RFC 7306 $op with: $(sed -n 's/^terminate received: //p' "$log")"
+		else
+			cell "siw-server/rfc7306-$op-terminated" fail "$(cat "$log")"
+		fi
+	done
 	guest_finish "$dir" || cell siw-server/guest fail "see $dir/console.log"
 }
 
