@@ -425,7 +425,9 @@ END_TEST
 /*
  * RFC 7306: atomics and RDMA Reads take the same ORD credits and their
  * responses come back in request order.  With ORD = IRD = 2, never more
- * than two are outstanding, and every result lands where it belongs.
+ * than two are outstanding, and every result lands where it belongs,
+ * whether the stream arrives whole, an octet or a few at a time, or
+ * through the direct placement window.
  */
 START_TEST(atomics_and_reads_share_the_ord_and_answer_in_order)
 {
@@ -440,6 +442,10 @@ START_TEST(atomics_and_reads_share_the_ord_and_answer_in_order)
 	pair_opts_default(&o);
 	o.ird = o.ord = 2;
 	setup_ext(&p, &o, "shared_ord", EXT_ALL, EXT_ALL);
+	p.max_cut = _i < 2 ? 1 << 20 : (size_t)_i * 3 - 5;
+	p.direct = _i & 1;
+	t[0] = 100;
+	t[1] = 200;
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (uint8_t)(i * 5 + 3);
 	st = pair_reg(&p, 1, t, sizeof(t), ACC_ALL);
@@ -1237,7 +1243,8 @@ static Suite *ext_suite(void)
 	tcase_add_test(tc, compare_and_swap_writes_only_on_a_match);
 	tcase_add_test(tc, masked_operations_touch_only_what_their_masks_select);
 	tcase_add_test(tc, masked_fetch_add_matches_a_bitwise_adder);
-	tcase_add_test(tc, atomics_and_reads_share_the_ord_and_answer_in_order);
+	tcase_add_loop_test(tc, atomics_and_reads_share_the_ord_and_answer_in_order,
+			    0, 6);
 	tcase_add_test(tc, an_atomic_keeps_its_place_among_writes);
 	suite_add_tcase(s, tc);
 
