@@ -277,6 +277,22 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 }
 
 /*
+ * A poll that finds completions makes no system call, but for one in
+ * CQ_BUSY_PROGRESS: it still reads the sockets, so that what arrives
+ * behind a steady stream of send completions (a peer's credits, its Read
+ * Requests) does not wait for the CQ to run dry.
+ */
+#define CQ_BUSY_PROGRESS 8
+
+static bool progress_due(struct iw_cq *cq)
+{
+	return atomic_fetch_add_explicit(&cq->busy_polls, 1,
+					 memory_order_relaxed) %
+		       CQ_BUSY_PROGRESS ==
+	       CQ_BUSY_PROGRESS - 1;
+}
+
+/*
  * Returns how many completions were copied to @wc (0..@num_entries).  An
  * empty CQ first gets its QPs' streams moved on in the calling thread.
  */
@@ -294,6 +310,11 @@ int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 	if (!n) {
 		progress_cq(cq);
 		n = take(cq, num_entries, wc);
+	} else if (progress_due(cq)) {
+		/* a CQ never empty (send completions) must not starve reads */
+		progress_cq(cq);
+		if (n < num_entries)
+			n += take(cq, num_entries - n, wc + n);
 	}
 	grace_exit(&cq->grace, g);
 	if (n == 0 && atomic_load_explicit(&cq->overrun, memory_order_relaxed))

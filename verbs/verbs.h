@@ -129,6 +129,7 @@ struct iw_cq {
 	_Alignas(64) struct grace grace; /* pollers against QPs going away */
 	_Atomic(struct cq_qps *) qps;
 	atomic_uint next_qp; /* where the next empty poll starts; counts them */
+	atomic_uint busy_polls; /* polls that found completions but not many */
 	atomic_bool armed;
 	atomic_bool solicited_only;
 	atomic_bool overrun;
