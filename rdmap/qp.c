@@ -154,12 +154,12 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	qp->fpdus = calloc(qp->n_fpdus, sizeof(*qp->fpdus));
 	qp->fpdu_iov = calloc(qp->n_fpdus * qp->fpdu_iov_max,
 			      sizeof(*qp->fpdu_iov));
-	if (!conn->markers_tx) {
-		qp->tx_copy_max = RDMAP_TX_COPY_MAX;
-		qp->stage = malloc(RDMAP_TX_STAGE_SIZE);
-	}
+	qp->stage_size = conn->markers_tx ? RDMAP_TX_STAGE_SIZE_MARKERS
+					  : RDMAP_TX_STAGE_SIZE;
+	qp->tx_copy_max = conn->markers_tx ? qp->stage_size : RDMAP_TX_COPY_MAX;
+	qp->stage = malloc(qp->stage_size);
 	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov ||
-	    (qp->tx_copy_max && !qp->stage))
+	    !qp->stage)
 		return -ENOMEM;
 	if (conn->markers_tx) {
 		qp->fpdu_markers = calloc((size_t)qp->n_fpdus *

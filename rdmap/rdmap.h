@@ -201,9 +201,14 @@ struct rdmap_conn {
 	bool responder_first; /* no wait for the initiator's first FPDU */
 };
 
-/* The staging ring of small FPDUs, and the largest FPDU staged (tx.c). */
+/*
+ * The staging ring of FPDUs built whole (tx.c), and the largest FPDU it
+ * takes: small ones without markers; with markers every FPDU, as two
+ * iovecs per 512 octets would cost more than the copy.
+ */
 #define RDMAP_TX_STAGE_SIZE (16 * 1024)
 #define RDMAP_TX_COPY_MAX 1024
+#define RDMAP_TX_STAGE_SIZE_MARKERS (256 * 1024)
 
 /* A message being cut into segments. */
 struct rdmap_tx_msg {
@@ -292,10 +297,11 @@ struct rdmap_qp {
 	size_t tx_off; /* octets of the head FPDU already written */
 	size_t fpdu_bytes; /* wire octets of the built FPDUs */
 	/*
-	 * Small FPDUs are built whole into this ring and go out many to an
-	 * iovec (not with markers); positions count octets ever used.
+	 * FPDUs built whole into this ring go out many to an iovec;
+	 * positions count octets ever used.
 	 */
 	uint8_t *stage;
+	uint32_t stage_size;
 	uint64_t stage_head, stage_tail;
 	uint32_t tx_copy_max; /* wire octets up to which an FPDU is staged */
 	bool tx_open;  /* the peer's first FPDU (or RTR) has arrived */

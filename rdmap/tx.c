@@ -209,25 +209,26 @@ static uint64_t avoid_marker_end(const struct rdmap_qp *qp, size_t hlen,
 }
 
 /*
- * The staging ring for small FPDUs.  An FPDU whose wire octets fit in
- * tx_copy_max is copied whole (headers, payload, pad, CRC): a run of
- * small messages then leaves as one contiguous piece instead of four or
- * five iovecs each, and the CRC is computed over data just copied.
- * Returns room for @len contiguous octets, or NULL (build in place).
+ * The staging ring.  An FPDU whose wire octets fit in tx_copy_max is
+ * copied whole (headers, payload, pad, markers, CRC): a run of small
+ * messages then leaves as one contiguous piece instead of four or five
+ * iovecs each, an FPDU with markers as one piece instead of two per
+ * marker, and the CRC is computed over data just copied.  Returns room
+ * for @len contiguous octets, or NULL (build in place).
  */
 static uint8_t *stage_alloc(struct rdmap_qp *qp, size_t len)
 {
 	uint64_t at = qp->stage_tail;
-	size_t off = at % RDMAP_TX_STAGE_SIZE;
+	size_t off = at % qp->stage_size;
 
 	if (len > qp->tx_copy_max)
 		return NULL;
-	if (off + len > RDMAP_TX_STAGE_SIZE)
-		at += RDMAP_TX_STAGE_SIZE - off; /* no piece wraps */
-	if (at + len - qp->stage_head > RDMAP_TX_STAGE_SIZE)
+	if (off + len > qp->stage_size)
+		at += qp->stage_size - off; /* no piece wraps */
+	if (at + len - qp->stage_head > qp->stage_size)
 		return NULL;
 	qp->stage_tail = at + len;
-	return qp->stage + at % RDMAP_TX_STAGE_SIZE;
+	return qp->stage + at % qp->stage_size;
 }
 
 /* Cuts the next segment of the current message into a new FPDU. */
@@ -263,8 +264,9 @@ static int build_fpdu(struct rdmap_qp *qp)
 			    RDMAP_MAX_SGE);
 	if (cnt < 0)
 		return cnt;
-	wire = mpa_fpdu_wire_len(0, (uint32_t)(hlen + take), false);
-	if (qp->tx_copy_max && (dst = stage_alloc(qp, wire))) {
+	wire = mpa_fpdu_wire_len(qp->mpa_tx.off, (uint32_t)(hlen + take),
+				 qp->mpa_tx.markers);
+	if ((dst = stage_alloc(qp, wire))) {
 		mpa_tx_fpdu_copy(&qp->mpa_tx, ulpdu, 1 + cnt, hlen + take, dst);
 		fp->wire[0] = (struct iovec){ dst, wire };
 		fp->n_wire = 1;
