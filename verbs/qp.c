@@ -272,6 +272,7 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 		[IW_WR_SEND_WITH_INV] = RDMAP_WR_SEND_INV,
 		[IW_WR_RDMA_WRITE] = RDMAP_WR_WRITE,
 		[IW_WR_RDMA_READ] = RDMAP_WR_READ,
+		[IW_WR_LOCAL_INV] = RDMAP_WR_LOCAL_INV,
 	};
 	pthread_mutex_t *l;
 	int rc = 0;
@@ -287,10 +288,12 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 			.rkey = wr->rdma.rkey,
 			.remote_addr = wr->rdma.remote_addr,
 			.sge = (const struct rdmap_sge *)wr->sg_list,
-			.num_sge = (uint32_t)wr->num_sge,
+			.num_sge = wr->opcode == IW_WR_LOCAL_INV
+					   ? 0
+					   : (uint32_t)wr->num_sge,
 		};
 
-		if ((unsigned int)wr->opcode > IW_WR_RDMA_READ ||
+		if ((unsigned int)wr->opcode > IW_WR_LOCAL_INV ||
 		    wr->num_sge < 0) {
 			rc = -EINVAL;
 		} else if ((uint32_t)wr->num_sge > qp->cap.max_send_sge) {
@@ -306,6 +309,8 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 					   : 0) |
 				  (wr->send_flags & IW_SEND_INLINE ? RDMAP_WR_INLINE
 								    : 0) |
+				  (wr->send_flags & IW_SEND_FENCE ? RDMAP_WR_FENCE
+								   : 0) |
 				  ((wr->send_flags & IW_SEND_SIGNALED) ||
 						   qp->sig_all
 					   ? RDMAP_WR_SIGNALED
@@ -394,6 +399,7 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 		[RDMAP_WC_WRITE] = IW_WC_RDMA_WRITE,
 		[RDMAP_WC_READ] = IW_WC_RDMA_READ,
 		[RDMAP_WC_RECV] = IW_WC_RECV,
+		[RDMAP_WC_LOCAL_INV] = IW_WC_LOCAL_INV,
 	};
 	struct iw_qp *qp = arg;
 	struct iw_wc wc = {

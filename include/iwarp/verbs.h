@@ -94,6 +94,7 @@ enum iw_wc_opcode {
 	IW_WC_RDMA_WRITE,
 	IW_WC_RDMA_READ,
 	IW_WC_RECV,
+	IW_WC_LOCAL_INV,
 };
 
 enum iw_wc_flags {
@@ -188,12 +189,14 @@ enum iw_wr_opcode {
 	IW_WR_SEND_WITH_INV,
 	IW_WR_RDMA_WRITE,
 	IW_WR_RDMA_READ,
+	IW_WR_LOCAL_INV, /* invalidate_rkey: one of our own STags */
 };
 
 enum iw_send_flags {
 	IW_SEND_SIGNALED = 1 << 0,
 	IW_SEND_SOLICITED = 1 << 1,
 	IW_SEND_INLINE = 1 << 2,
+	IW_SEND_FENCE = 1 << 3, /* wait for every earlier RDMA Read */
 };
 
 struct iw_send_wr {
@@ -203,7 +206,7 @@ struct iw_send_wr {
 	int num_sge;
 	enum iw_wr_opcode opcode;
 	unsigned int send_flags;
-	uint32_t invalidate_rkey; /* IW_WR_SEND_WITH_INV */
+	uint32_t invalidate_rkey; /* IW_WR_SEND_WITH_INV, IW_WR_LOCAL_INV */
 	struct {
 		uint64_t remote_addr;
 		uint32_t rkey;
