@@ -16,7 +16,7 @@ struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context)
 {
 	struct iw_cq *cq;
 
-	if (!ctx || cqe <= 0 || cqe > (1 << 22)) {
+	if (!ctx || cqe <= 0 || cqe > CQ_MAX_CQE) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -11,9 +11,6 @@
 
 #include "verbs/verbs.h"
 
-#define QP_MAX_WR 16384
-#define QP_MAX_INLINE 1024
-
 /*
  * The lock that guards a QP: its own, or once it is attached to a
  * connection, the connection's.  It may change while we wait for it.
@@ -412,6 +409,7 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 			    ((c->flags & RDMAP_CQE_INVALIDATED) ? IW_WC_WITH_INV : 0),
 		.qp = qp,
 		.err = c->status == RDMAP_WC_SUCCESS ? 0 : c->err,
+		.qp_context = qp->qp_context,
 	};
 
 	cq_push(c->recv ? qp->recv_cq : qp->send_cq, &wc, c->recv);
