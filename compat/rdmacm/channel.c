@@ -208,8 +208,7 @@ struct cma_channel *cma_channel_new(void)
 	return c;
 }
 
-/* Events never taken go with the channel, as with a kernel channel. */
-void cma_channel_free(struct cma_channel *c)
+static void channel_release(struct cma_channel *c)
 {
 	while (c->head) {
 		struct cma_event *e = c->head;
@@ -220,6 +219,24 @@ void cma_channel_free(struct cma_channel *c)
 	close(c->ch.fd);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
+}
+
+/*
+ * Events never taken go with the channel, as with a kernel channel.  A
+ * thread still inside rdma_get_cm_event() keeps waiting, as it would on
+ * a kernel channel closed under it (rping's event thread is left so at
+ * exit), and the memory and descriptor stay until it leaves.
+ */
+void cma_channel_free(struct cma_channel *c)
+{
+	bool now;
+
+	pthread_mutex_lock(&c->lock);
+	c->dead = true;
+	now = c->waiters == 0;
+	pthread_mutex_unlock(&c->lock);
+	if (now)
+		channel_release(c);
 }
 
 struct rdma_event_channel *rdma_create_event_channel(void)
@@ -339,7 +356,10 @@ void cma_channel_move(struct cma_channel *from, struct cma_channel *to,
 	}
 }
 
-/* Waits until the descriptor is readable; EAGAIN when it is non-blocking. */
+/*
+ * Waits until the descriptor is readable; EAGAIN when it is non-blocking.
+ * A destroyed channel's descriptor never becomes readable again.
+ */
 static int channel_wait(struct cma_channel *c)
 {
 	struct pollfd p = { c->ch.fd, POLLIN, 0 };
@@ -349,6 +369,8 @@ static int channel_wait(struct cma_channel *c)
 		return -1;
 	if (fl & O_NONBLOCK)
 		return ERR(EAGAIN);
+	if (c->dead)
+		p.events = 0; /* sleep: nothing will come */
 	return poll(&p, 1, -1) < 0 ? -1 : 0;
 }
 
@@ -357,25 +379,35 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 {
 	struct cma_channel *c;
 	struct cma_event *e;
+	bool release;
+	int rc = 0;
 
 	if (!channel || !event)
 		return ERR(EINVAL);
 	c = to_cma_ch(channel);
+	pthread_mutex_lock(&c->lock);
+	c->waiters++;
 	for (;;) {
-		pthread_mutex_lock(&c->lock);
-		e = c->head;
+		e = c->dead ? NULL : c->head;
 		if (e) {
 			c->head = e->next;
 			if (!c->head)
 				c->tail = NULL;
 			channel_sync(c);
+			break;
 		}
 		pthread_mutex_unlock(&c->lock);
-		if (e)
+		rc = channel_wait(c);
+		pthread_mutex_lock(&c->lock);
+		if (rc)
 			break;
-		if (channel_wait(c))
-			return -1;
 	}
+	release = --c->waiters == 0 && c->dead;
+	pthread_mutex_unlock(&c->lock);
+	if (release)
+		channel_release(c);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&e->owner->ev_lock);
 	e->owner->delivered++;
 	pthread_mutex_unlock(&e->owner->ev_lock);

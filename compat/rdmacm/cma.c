@@ -729,6 +729,22 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data,
 
 /* ---- active side --------------------------------------------------------------- */
 
+/*
+ * The initiator offers the peer-to-peer mode of RFC 6581 with a
+ * zero-length Write or Read as its ready-to-receive message (siw picks
+ * the Write): the responder may then send first, which rdma_cm
+ * applications expect (ucmatose's server does) and plain MPA forbids.
+ * A responder without peer-to-peer support refuses the connection.
+ */
+static void mpa_opts(struct iw_cm_id *iw)
+{
+	struct iw_mpa_opts o;
+
+	iw_mpa_opts_default(&o);
+	o.rtr = IW_RTR_WRITE | IW_RTR_READ;
+	iw_set_mpa_opts(iw, &o);
+}
+
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	char host[NI_MAXHOST], port[NI_MAXSERV];
@@ -761,6 +777,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	iw = iw_id_for(c);
 	if (!iw)
 		return -1;
+	mpa_opts(iw);
 	if (c->bind_fd >= 0) {
 		close(c->bind_fd);
 		c->bind_fd = -1;

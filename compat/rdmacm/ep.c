@@ -139,6 +139,7 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 				goto fail;
 			}
 			*c->qp_init_attr = *qp_init_attr;
+			c->qp_init_attr->qp_type = IBV_QPT_RC;
 		}
 		*id = cm;
 		return 0;
