@@ -447,6 +447,7 @@ static void route_request(const struct iw_cm_event *ev)
 	ord = ev->peer.enhanced ? ev->peer.ord : CMA_MAX_RD;
 	c->initiator_depth = depth(ird);
 	c->responder_resources = depth(ord);
+	c->peer_p2p = ev->peer.p2p;
 	c->next = cma_ids;
 	cma_ids = c;
 	e->event.id = &c->id;
@@ -510,8 +511,10 @@ void cma_route_iw_event(const struct iw_cm_event *ev)
 		status = -ETIMEDOUT;
 		break;
 	case IW_CM_EVENT_CONNECT_ERROR:
-		type = RDMA_CM_EVENT_CONNECT_ERROR;
+		/* a reset before the Reply is a refusal, as the kernel has it */
 		status = cma_status(ev->status);
+		type = status == -ECONNRESET ? RDMA_CM_EVENT_REJECTED
+					     : RDMA_CM_EVENT_CONNECT_ERROR;
 		break;
 	case IW_CM_EVENT_DISCONNECTED:
 		type = RDMA_CM_EVENT_DISCONNECTED;
@@ -673,6 +676,24 @@ static struct ibv_qp *qp_for(struct cma_id *c, struct rdma_conn_param *p)
 }
 
 /*
+ * An initiator without peer-to-peer mode (Linux siw) sends no message
+ * that would let the responder speak first, yet rdma_cm servers do
+ * (perftest's latency servers write first) and siw's own responder does:
+ * ours sends without waiting for the initiator's first FPDU, after the
+ * hold that lets siw take the Reply first (see iw_create_id(3)).
+ */
+static void accept_opts(struct cma_id *c)
+{
+	struct iw_mpa_opts o;
+
+	if (c->peer_p2p)
+		return;
+	iw_mpa_opts_default(&o);
+	o.responder_first = 1;
+	iw_set_mpa_opts(c->iw, &o);
+}
+
+/*
  * Accepts with the QP.  Read depths left to the device (no parameters,
  * or RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH) match what the peer asked,
  * as librdmacm does.
@@ -700,6 +721,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		if (conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH)
 			p.ord = conn_param->initiator_depth;
 	}
+	accept_opts(c);
 	cma_hold_qp(c, qp);
 	rc = iw_accept(c->iw, to_iwv_qp(qp)->iw, &p);
 	if (rc) {

@@ -72,6 +72,8 @@ struct cma_id {
 	int bind_fd;		  /* holds the bound port until listen, or -1 */
 	/* the peer's Read depths, from its connection request */
 	uint8_t initiator_depth, responder_resources;
+	/* its request offered RFC 6581 peer-to-peer mode */
+	bool peer_p2p;
 	/* rdma_create_ep(): what rdma_get_request() creates QPs with */
 	struct ibv_qp_init_attr *qp_init_attr;
 	/* rdma_create_ep(): private data that rdma_connect() sends */
