@@ -523,6 +523,70 @@ START_TEST(connect_to_a_closed_port_is_rejected)
 }
 END_TEST
 
+/*
+ * The server binds, and listens only 200 ms after the client connects
+ * (perftest's data connection races so): a client that has posted
+ * nothing is connected once the server listens; one that has posted a
+ * receive is told of the refusal at once, and its receive flushed.
+ */
+START_TEST(a_refused_connection_is_tried_again_until_the_server_listens)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	bool posted = _i;
+	struct rdma_cm_event *e;
+	struct ibv_wc wc;
+	struct pair p;
+
+	memset(&p, 0, sizeof(p));
+	p.s.ch = rdma_create_event_channel();
+	ck_assert_ptr_nonnull(p.s.ch);
+	ck_assert_int_eq(rdma_create_id(p.s.ch, &p.listen, &p, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_bind_addr(p.listen, (struct sockaddr *)&a), 0);
+	p.port = ntohs(rdma_get_src_port(p.listen));
+	client_start(&p, p.port);
+	if (posted)
+		post_recv(&p.c, 1, 0, 64);
+	ck_assert_int_eq(rdma_connect(p.c.id, NULL), 0);
+	usleep(200 * 1000);
+	ck_assert_int_eq(rdma_listen(p.listen, 1), 0);
+	if (posted) {
+		expect(p.c.ch, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED);
+		poll_n(p.c.cq, &wc, 1);
+		ck_assert_int_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+		side_free(&p.c);
+		ck_assert_int_eq(rdma_destroy_id(p.listen), 0);
+		rdma_destroy_event_channel(p.s.ch);
+		return;
+	}
+	e = next_event(p.s.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	side_qp(&p.s, e->id);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	ck_assert_int_eq(rdma_accept(p.s.id, NULL), 0);
+	expect(p.s.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	expect(p.c.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	/* the QP behind the retried connection moves data */
+	post_recv(&p.s, 2, 0, 64);
+	{
+		struct ibv_sge sg = { (uintptr_t)p.c.buf, 16, p.c.mr->lkey };
+		struct ibv_send_wr w = { .wr_id = 3, .sg_list = &sg,
+					 .num_sge = 1, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED };
+
+		post(&p.c, &w);
+	}
+	poll_n(p.c.cq, &wc, 1);
+	wc_ok(&wc, 3, IBV_WC_SEND, 16);
+	poll_n(p.s.cq, &wc, 1);
+	wc_ok(&wc, 2, IBV_WC_RECV, 16);
+	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(&p);
+}
+END_TEST
+
 /* rdma_reject() with private data: the client sees both. */
 START_TEST(reject_carries_private_data)
 {
@@ -800,6 +864,9 @@ static Suite *compat_cm_suite(void)
 	tc = tcase_create("events");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, connect_to_a_closed_port_is_rejected);
+	tcase_add_loop_test(tc,
+			    a_refused_connection_is_tried_again_until_the_server_listens,
+			    0, 2);
 	tcase_add_test(tc, reject_carries_private_data);
 	tcase_add_test(tc, destroying_the_qp_disconnects);
 	tcase_add_test(tc, bind_semantics_that_perftest_needs);

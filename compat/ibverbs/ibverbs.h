@@ -11,6 +11,7 @@
 #define IWV_IBVERBS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,6 +92,9 @@ struct iwv_qp {
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 	uint64_t send_ops_flags; /* ibv_create_qp_ex(): allowed wr_* */
 	struct iwv_wr_builder *bld;
+	/* work was posted since the QP was made or reset (librdmacm may
+	 * try a refused connection again only with a QP that has none) */
+	atomic_bool posted;
 	/*
 	 * Set by librdmacm while a connection holds the QP: destroying the
 	 * QP (or resetting it) first ends and releases the connection.

@@ -290,6 +290,7 @@ static int reset(struct iwv_qp *qp)
 		return rc;
 	}
 	iw_destroy_qp(old);
+	atomic_store(&qp->posted, false);
 	return 0;
 }
 
@@ -473,10 +474,20 @@ static int send_wr(const struct ibv_send_wr *wr, struct iw_send_wr *w)
 }
 
 /* Returns 0 or errno, with *@bad the first request not posted. */
+/* Set once: no store (and no cache line taken) on every post. */
+static void mark_posted(struct iwv_qp *qp)
+{
+	if (!atomic_load_explicit(&qp->posted, memory_order_relaxed))
+		atomic_store(&qp->posted, true);
+}
+
 int iwv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad)
 {
 	struct iw_qp *iw = to_iwv_qp(ibqp)->iw;
+
+	if (wr)
+		mark_posted(to_iwv_qp(ibqp));
 
 	while (wr) {
 		struct iw_send_wr w[POST_BATCH], *iw_bad = NULL;
@@ -511,6 +522,9 @@ int iwv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad)
 {
 	struct iw_qp *iw = to_iwv_qp(ibqp)->iw;
+
+	if (wr)
+		mark_posted(to_iwv_qp(ibqp));
 
 	while (wr) {
 		struct iw_recv_wr w[POST_BATCH], *iw_bad = NULL;

@@ -39,6 +39,7 @@ static int flush(struct iwv_qp *qp)
 	int rc = 0;
 
 	if (b->n) {
+		atomic_store(&qp->posted, true);
 		for (unsigned int i = 0; i + 1 < b->n; i++)
 			b->wr[i].next = &b->wr[i + 1];
 		b->wr[b->n - 1].next = NULL;

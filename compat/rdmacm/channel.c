@@ -26,6 +26,7 @@ static pthread_t pump;
 static int stop_fd = -1;
 
 pthread_mutex_t cma_route_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t cma_route_cond = PTHREAD_COND_INITIALIZER;
 struct cma_id *cma_ids;
 
 struct ibv_context *cma_verbs(void)
@@ -70,11 +71,12 @@ static void *pump_main(void *arg)
 			{ stop_fd, POLLIN, 0 },
 		};
 
-		if (poll(p, 2, -1) < 0)
+		if (poll(p, 2, cma_retry_wait_ms()) < 0)
 			continue; /* EINTR */
 		if (p[1].revents)
 			return NULL;
 		cma_drain();
+		cma_retries();
 	}
 }
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compat/rdmacm/cma.h"
@@ -159,6 +160,8 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		return ERR(EINVAL);
 	c = to_cma_id(id);
 	pthread_mutex_lock(&cma_route_lock);
+	while (c->retrying)
+		pthread_cond_wait(&cma_route_cond, &cma_route_lock);
 	unlink_id(c);
 	iw = c->iw;
 	c->iw = NULL;
@@ -372,6 +375,22 @@ static int host_port(const struct sockaddr_storage *ss, char *host,
 /* ---- the libiwarp side ---------------------------------------------------- */
 
 /*
+ * How long, and how often, a connection nothing took is tried again: a
+ * server may listen a moment after its client was told it would
+ * (perftest's data connection), and perftest cannot retry it.
+ */
+#define RETRY_FOR_MS 1000
+#define RETRY_EVERY_MS 20
+
+uint64_t cma_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/*
  * The rdma_cm status of a libiwarp code: errno values pass (negative, as
  * the kernel reports them); a peer's refusal is ECONNREFUSED, a stream
  * that ended is ECONNRESET, and protocol errors are EPROTO.
@@ -470,6 +489,28 @@ static void qp_to_error(struct cma_id *c)
 }
 
 /*
+ * With the route lock held: whether a refused connection of @c is tried
+ * again instead of reported.  Only a refusal before any MPA frame (a TCP
+ * reset: nothing listens) is, and only for a QP with no work posted, so
+ * that nothing the application gave is lost with the QP the try left in
+ * error; after RETRY_FOR_MS the refusal is reported.
+ */
+static bool try_again(struct cma_id *c, const struct iw_cm_event *ev,
+		      int status)
+{
+	uint64_t now = cma_now_ms();
+
+	if (!c->active || c->state != CMA_CONNECT || !c->id.qp ||
+	    ev->event == IW_CM_EVENT_REJECTED ||
+	    (status != -ECONNREFUSED && status != -ECONNRESET) ||
+	    atomic_load(&to_iwv_qp(c->id.qp)->posted) || now >= c->give_up_ms)
+		return false;
+	c->retry_pending = true;
+	c->retry_at_ms = now + RETRY_EVERY_MS;
+	return true;
+}
+
+/*
  * With the route lock held: one libiwarp event as the kernel's iWARP
  * connection manager reports it.  A TCP connection refused is a reject,
  * as an RNIC reports a reset to its SYN; a handshake that times out is
@@ -524,6 +565,8 @@ void cma_route_iw_event(const struct iw_cm_event *ev)
 		status = cma_status(ev->status);
 		break;
 	}
+	if (type == RDMA_CM_EVENT_REJECTED && try_again(c, ev, status))
+		return;
 	if (type != RDMA_CM_EVENT_ESTABLISHED) {
 		c->state = CMA_DISCONNECTED;
 		if (type != RDMA_CM_EVENT_DISCONNECTED)
@@ -796,6 +839,17 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		p.private_data = c->connect_data;
 		p.private_data_len = c->connect_len;
 	}
+	if (p.private_data_len > sizeof(c->cpd))
+		return ERR(EINVAL);
+	/* kept for a retry (see try_again()) */
+	if (p.private_data_len)
+		memcpy(c->cpd, p.private_data, p.private_data_len);
+	c->cparam = p;
+	c->cparam.private_data = c->cpd;
+	snprintf(c->host, sizeof(c->host), "%s", host);
+	snprintf(c->port, sizeof(c->port), "%s", port);
+	c->active = true;
+	c->give_up_ms = cma_now_ms() + RETRY_FOR_MS;
 	iw = iw_id_for(c);
 	if (!iw)
 		return -1;
@@ -814,6 +868,92 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return ERR(call_errno(rc));
 	}
 	return complete(c);
+}
+
+/* How long the pump may sleep before a retry is due; -1: none is. */
+int cma_retry_wait_ms(void)
+{
+	uint64_t now = cma_now_ms(), next = UINT64_MAX;
+	struct cma_id *c;
+
+	pthread_mutex_lock(&cma_route_lock);
+	for (c = cma_ids; c; c = c->next)
+		if (c->retry_pending && c->retry_at_ms < next)
+			next = c->retry_at_ms;
+	pthread_mutex_unlock(&cma_route_lock);
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)(next - now);
+}
+
+/*
+ * Tries the connection again with a fresh libiwarp QP behind the same
+ * ibverbs QP (the refused try left the last in error); a try that cannot
+ * even start is reported as the refusal.
+ */
+static void retry(struct cma_id *c)
+{
+	struct ibv_qp *qp = c->id.qp;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct iw_cm_id *iw = NULL;
+	struct cma_event *e;
+	int mask, rc;
+
+	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	if (!rc) {
+		a.qp_state = IBV_QPS_INIT;
+		rdma_init_qp_attr(&c->id, &a, &mask);
+		rc = ibv_modify_qp(qp, &a, mask);
+	}
+	if (!rc)
+		iw = iw_id_for(c);
+	if (iw) {
+		mpa_opts(iw);
+		cma_hold_qp(c, qp);
+		rc = iw_connect(iw, c->host, c->port, to_iwv_qp(qp)->iw,
+				&c->cparam);
+		if (!rc)
+			return;
+		unhold_qp(qp);
+		iw_id_drop(c);
+	}
+	c->state = CMA_DISCONNECTED;
+	e = cma_event_new(c, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED);
+	if (e)
+		cma_event_queue(to_cma_ch(c->id.channel), e);
+}
+
+/* The pump runs the retries that are due (rdma_destroy_id() waits for one). */
+void cma_retries(void)
+{
+	for (;;) {
+		uint64_t now = cma_now_ms();
+		struct iw_cm_id *old;
+		struct cma_id *c;
+
+		pthread_mutex_lock(&cma_route_lock);
+		for (c = cma_ids; c && !(c->retry_pending && c->retry_at_ms <= now);
+		     c = c->next)
+			;
+		if (!c) {
+			pthread_mutex_unlock(&cma_route_lock);
+			return;
+		}
+		c->retry_pending = false;
+		c->retrying = true;
+		old = c->iw;
+		c->iw = NULL;
+		to_iwv_qp(c->id.qp)->cm_release = NULL;
+		to_iwv_qp(c->id.qp)->cm_id = NULL;
+		pthread_mutex_unlock(&cma_route_lock);
+		if (old)
+			iw_destroy_id(old);
+		retry(c);
+		pthread_mutex_lock(&cma_route_lock);
+		c->retrying = false;
+		pthread_cond_broadcast(&cma_route_cond);
+		pthread_mutex_unlock(&cma_route_lock);
+	}
 }
 
 /*

@@ -17,6 +17,7 @@
 #ifndef IWRC_CMA_H
 #define IWRC_CMA_H
 
+#include <netdb.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -85,6 +86,18 @@ struct cma_id {
 	unsigned int delivered, acked;
 	/* the CQs and channels rdma_create_qp() made */
 	bool own_cqs;
+	/*
+	 * rdma_connect(): what it connected to and with, so that a refused
+	 * connection can be tried again (see cma_retries()); the retry
+	 * state is under the route lock
+	 */
+	bool active;
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+	struct iw_conn_param cparam;
+	uint8_t cpd[CMA_MAX_PRIVATE_DATA];
+	uint64_t give_up_ms;	 /* no more tries after this */
+	uint64_t retry_at_ms;	 /* a try is due then */
+	bool retry_pending, retrying;
 };
 
 static inline struct cma_id *to_cma_id(struct rdma_cm_id *id)
@@ -105,6 +118,7 @@ struct ibv_context *cma_verbs(void);
 struct ibv_pd *cma_default_pd(void);
 struct iw_cm_channel *cma_iw_channel(void);
 extern pthread_mutex_t cma_route_lock;
+extern pthread_cond_t cma_route_cond;
 extern struct cma_id *cma_ids;
 struct cma_channel *cma_channel_new(void);
 void cma_channel_free(struct cma_channel *c);
@@ -119,7 +133,10 @@ void cma_channel_move(struct cma_channel *from, struct cma_channel *to,
 void cma_drain(void);
 
 /* cma.c */
+uint64_t cma_now_ms(void);
 void cma_route_iw_event(const struct iw_cm_event *ev);
+int cma_retry_wait_ms(void);
+void cma_retries(void);
 int cma_status(int iw_rc);
 struct cma_id *cma_id_new(struct rdma_event_channel *ch, void *context,
 			  enum rdma_port_space ps, enum ibv_qp_type qp_type);
