@@ -695,6 +695,26 @@ EOF
 	wait "$pid"
 }
 
+# compat_perftest_cell SCENARIO DIR I NAME OURS_RC: as perftest_cell, but
+# siw's perftest server may fail its very last step, the disconnect, when
+# our client (Debian's perftest, like any fast client) disconnected first:
+# perftest's own race on iWARP (its server then disconnects a QP that is
+# closed already).  With both runs measured and ours ending well, that
+# failure alone still passes the cell, and says so.
+compat_perftest_cell() {
+	local dir=$2 name=$4 rc=$5 prc
+	wait_file "$dir/rc.$3" 150
+	prc=$(cat "$dir/rc.$3" 2>/dev/null)
+	if [ "$rc" -eq 0 ] && [ "$prc" = 1 ] &&
+		grep -Eqs '^ +[0-9]+ +[0-9]+ +[0-9.e+-]*[1-9]' "$dir/$name.log" &&
+		grep -qs 'Failed to close connection between server and client' \
+			"$dir/perftest-$name.log"; then
+		say "$1/$name: siw's perftest lost the disconnect race after the run"
+		echo 0 >"$dir/rc.$3"
+	fi
+	perftest_cell "$@"
+}
+
 # the perftest items that run with Debian's perftest at both ends
 compat_perftest_items() {
 	perftest_items | grep -E '^(write|read|send)-(bw-64k|lat)\|'
@@ -733,7 +753,7 @@ GUEST
 		# shellcheck disable=SC2086 # theirs is a command line
 		run "$dir/$name.log" 120 "$run_compat" $theirs -R -F -p "$hp" \
 			127.0.0.1 </dev/null
-		perftest_cell compat-perftest-server "$dir" "$i" "$name" $?
+		compat_perftest_cell compat-perftest-server "$dir" "$i" "$name" $?
 	done <"$dir/items"
 	wait "$guest_pid" || say "guest of compat-perftest-server: $(cat "$dir/boot.log")"
 }
