@@ -132,15 +132,30 @@ void cma_channel_move(struct cma_channel *from, struct cma_channel *to,
 		      struct cma_id *id);
 void cma_drain(void);
 
-/* cma.c */
-uint64_t cma_now_ms(void);
-void cma_route_iw_event(const struct iw_cm_event *ev);
-int cma_retry_wait_ms(void);
-void cma_retries(void);
-int cma_status(int iw_rc);
+/* cma.c: identifiers */
 struct cma_id *cma_id_new(struct rdma_event_channel *ch, void *context,
 			  enum rdma_port_space ps, enum ibv_qp_type qp_type);
+void cma_id_on_device(struct cma_id *c);
 void cma_id_addrs(struct cma_id *c);
+int cma_complete(struct cma_id *c);
+
+/*
+ * events.c: libiwarp's events, the QP hook, retries.  A connection that
+ * nothing took is tried again every CMA_RETRY_EVERY_MS for up to
+ * CMA_RETRY_FOR_MS: a server may listen a moment after its client was
+ * told it would (perftest's data connection), and perftest cannot retry.
+ */
+#define CMA_RETRY_FOR_MS 1000
+#define CMA_RETRY_EVERY_MS 20
+uint64_t cma_now_ms(void);
+int cma_status(int iw_rc);
+void cma_route_iw_event(const struct iw_cm_event *ev);
 void cma_hold_qp(struct cma_id *c, struct ibv_qp *qp);
+void cma_unhold_qp(struct ibv_qp *qp);
+struct iw_cm_id *cma_iw_id_for(struct cma_id *c);
+void cma_iw_id_drop(struct cma_id *c);
+void cma_mpa_opts(struct iw_cm_id *iw);
+int cma_retry_wait_ms(void);
+void cma_retries(void);
 
 #endif /* IWRC_CMA_H */
