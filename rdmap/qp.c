@@ -197,6 +197,7 @@ void rdmap_sq_complete(struct rdmap_qp *qp)
 			[RDMAP_WR_SEND_INV] = RDMAP_WC_SEND,
 			[RDMAP_WR_WRITE] = RDMAP_WC_WRITE,
 			[RDMAP_WR_READ] = RDMAP_WC_READ,
+			[RDMAP_WR_LOCAL_INV] = RDMAP_WC_LOCAL_INV,
 		};
 
 		if (w->state != SWQE_DONE)
@@ -401,27 +402,32 @@ static void flush_now(struct rdmap_qp *qp, uint64_t wr_id, uint8_t opcode,
 
 /*
  * Queues a send work request.  Returns 0, or without queueing anything:
- * -EINVAL for a malformed request, -ENOMEM when the queue is full,
+ * -EINVAL for a malformed request (a Local Invalidate names no buffer), -ENOMEM when the queue is full,
  * -IW_ELOCAL_PROTECTION / -IW_ELOCAL_LENGTH for bad local buffers,
  * -IW_ENO_READ_CREDIT for a Read on a stream whose ORD is 0.  On a stream
  * in error the request completes at once with a flush status.
  */
 int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 {
+	static const uint8_t wc_op[] = {
+		[RDMAP_WR_SEND] = RDMAP_WC_SEND,
+		[RDMAP_WR_SEND_INV] = RDMAP_WC_SEND,
+		[RDMAP_WR_WRITE] = RDMAP_WC_WRITE,
+		[RDMAP_WR_READ] = RDMAP_WC_READ,
+		[RDMAP_WR_LOCAL_INV] = RDMAP_WC_LOCAL_INV,
+	};
 	struct rdmap_swqe *w;
 	int rc;
 
-	if (wr->op > RDMAP_WR_READ || wr->num_sge > qp->attr.max_sge ||
+	if (wr->op > RDMAP_WR_LOCAL_INV || wr->num_sge > qp->attr.max_sge ||
 	    (wr->num_sge && !wr->sge) ||
 	    (wr->op == RDMAP_WR_READ &&
-	     (wr->num_sge != 1 || (wr->flags & RDMAP_WR_INLINE))))
+	     (wr->num_sge != 1 || (wr->flags & RDMAP_WR_INLINE))) ||
+	    (wr->op == RDMAP_WR_LOCAL_INV &&
+	     (wr->num_sge || (wr->flags & RDMAP_WR_INLINE))))
 		return -EINVAL;
 	if (qp->state == RDMAP_QP_TERMINATING || qp->state == RDMAP_QP_ERROR) {
-		flush_now(qp, wr->wr_id,
-			  wr->op == RDMAP_WR_READ    ? RDMAP_WC_READ
-			  : wr->op == RDMAP_WR_WRITE ? RDMAP_WC_WRITE
-						     : RDMAP_WC_SEND,
-			  false);
+		flush_now(qp, wr->wr_id, wc_op[wr->op], false);
 		return 0;
 	}
 	if (wr->op == RDMAP_WR_READ && qp->state == RDMAP_QP_RTS &&

@@ -39,6 +39,7 @@ enum rdmap_wr_op {
 	RDMAP_WR_SEND_INV,
 	RDMAP_WR_WRITE,
 	RDMAP_WR_READ,
+	RDMAP_WR_LOCAL_INV, /* invalidates a local STag; nothing on the wire */
 };
 
 /* Local buffers one work request may name */
@@ -47,6 +48,8 @@ enum rdmap_wr_op {
 #define RDMAP_WR_SIGNALED 0x1
 #define RDMAP_WR_SOLICITED 0x2
 #define RDMAP_WR_INLINE 0x4
+/* waits until every RDMA Read posted before it has its response */
+#define RDMAP_WR_FENCE 0x8
 
 /* A local buffer: address, length, and the STag (lkey) that covers it. */
 struct rdmap_sge {
@@ -59,7 +62,8 @@ struct rdmap_send_wr {
 	uint64_t wr_id;
 	uint8_t op;    /* enum rdmap_wr_op */
 	uint8_t flags; /* RDMAP_WR_* */
-	uint32_t inv_stag;    /* SEND_INV: the peer STag to invalidate */
+	uint32_t inv_stag;    /* SEND_INV: the peer STag to invalidate;
+			       * LOCAL_INV: our own */
 	uint32_t rkey;	      /* WRITE, READ: the peer's STag */
 	uint64_t remote_addr; /* WRITE, READ: the peer's tagged offset */
 	const struct rdmap_sge *sge;
@@ -87,6 +91,7 @@ enum rdmap_wc_opcode {
 	RDMAP_WC_WRITE,
 	RDMAP_WC_READ,
 	RDMAP_WC_RECV,
+	RDMAP_WC_LOCAL_INV,
 };
 
 #define RDMAP_CQE_SOLICITED 0x1	  /* a Send with Solicited Event */

@@ -121,6 +121,39 @@ static void read_response_msg(struct rdmap_qp *qp)
 	qp->ird_started++;
 }
 
+/*
+ * A fenced request waits until every RDMA Read posted before it has its
+ * response: those still queued go out first anyway, in posting order, so
+ * it waits while any Read is outstanding (RFC 5040 section 5.5 leaves the
+ * order of a Read's response against later messages open; the fence is
+ * how an application closes it, as with ibverbs' IBV_SEND_FENCE).
+ */
+static bool fenced(const struct rdmap_qp *qp, const struct rdmap_swqe *w)
+{
+	return (w->flags & RDMAP_WR_FENCE) && qp->ord_count;
+}
+
+/*
+ * Local invalidate, in its turn in the send queue: no access through the
+ * STag succeeds afterwards.  An STag that is not a valid one of our
+ * protection domain fails the request, and the stream with it, as any
+ * local fault does.
+ */
+static void local_invalidate(struct rdmap_qp *qp, struct rdmap_swqe *w)
+{
+	int rc = ddp_mr_invalidate(qp->attr.stags, w->inv_stag, qp->attr.pd);
+
+	w->state = SWQE_DONE;
+	qp->sq_next++;
+	if (rc) {
+		w->status = RDMAP_WC_LOC_PROT_ERR;
+		w->err = -IW_ELOCAL_PROTECTION;
+		rdmap_fail_local(qp, -IW_ELOCAL_PROTECTION);
+		return;
+	}
+	rdmap_sq_complete(qp);
+}
+
 /* Starts the next send queue request; false when it has to wait. */
 static bool sq_msg(struct rdmap_qp *qp)
 {
@@ -128,6 +161,8 @@ static bool sq_msg(struct rdmap_qp *qp)
 	struct rdmap_swqe *w = sq_at(qp, idx);
 	bool se = w->flags & RDMAP_WR_SOLICITED;
 
+	if (fenced(qp, w))
+		return false;
 	switch (w->op) {
 	case RDMAP_WR_SEND:
 		untagged_msg(qp, TX_SQ, se ? RDMAP_OP_SEND_SE : RDMAP_OP_SEND,
@@ -184,8 +219,17 @@ static bool next_msg(struct rdmap_qp *qp)
 		read_response_msg(qp);
 		return true;
 	}
-	if (qp->sq_next != qp->sq_head)
-		return sq_msg(qp);
+	while (qp->sq_next != qp->sq_head) {
+		struct rdmap_swqe *w = sq_at(qp, qp->sq_next);
+
+		if (w->op != RDMAP_WR_LOCAL_INV)
+			return sq_msg(qp);
+		if (fenced(qp, w))
+			return false;
+		local_invalidate(qp, w);
+		if (qp->state != RDMAP_QP_RTS)
+			return next_msg(qp); /* the Terminate */
+	}
 	return false;
 }
 

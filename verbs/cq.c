@@ -15,9 +15,6 @@
 
 #include "verbs/verbs.h"
 
-/* Largest CQ, in completions. */
-#define CQ_MAX_CQE (1 << 22)
-
 static uint32_t ring_slots(uint32_t cqe)
 {
 	uint32_t n = 1;

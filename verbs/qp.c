@@ -11,9 +11,6 @@
 
 #include "verbs/verbs.h"
 
-#define QP_MAX_WR 16384
-#define QP_MAX_INLINE 1024
-
 /*
  * The lock that guards a QP: its own, or once it is attached to a
  * connection, the connection's.  It may change while we wait for it.
@@ -289,6 +286,7 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 		[IW_WR_SEND_WITH_INV] = RDMAP_WR_SEND_INV,
 		[IW_WR_RDMA_WRITE] = RDMAP_WR_WRITE,
 		[IW_WR_RDMA_READ] = RDMAP_WR_READ,
+		[IW_WR_LOCAL_INV] = RDMAP_WR_LOCAL_INV,
 	};
 	pthread_mutex_t *l;
 	int rc = 0;
@@ -303,10 +301,12 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 			.rkey = wr->rdma.rkey,
 			.remote_addr = wr->rdma.remote_addr,
 			.sge = (const struct rdmap_sge *)wr->sg_list,
-			.num_sge = (uint32_t)wr->num_sge,
+			.num_sge = wr->opcode == IW_WR_LOCAL_INV
+					   ? 0
+					   : (uint32_t)wr->num_sge,
 		};
 
-		if ((unsigned int)wr->opcode > IW_WR_RDMA_READ ||
+		if ((unsigned int)wr->opcode > IW_WR_LOCAL_INV ||
 		    wr->num_sge < 0) {
 			rc = -EINVAL;
 		} else if ((uint32_t)wr->num_sge > qp->cap.max_send_sge) {
@@ -322,6 +322,8 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 					   : 0) |
 				  (wr->send_flags & IW_SEND_INLINE ? RDMAP_WR_INLINE
 								    : 0) |
+				  (wr->send_flags & IW_SEND_FENCE ? RDMAP_WR_FENCE
+								   : 0) |
 				  ((wr->send_flags & IW_SEND_SIGNALED) ||
 						   qp->sig_all
 					   ? RDMAP_WR_SIGNALED
@@ -407,6 +409,7 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 		[RDMAP_WC_WRITE] = IW_WC_RDMA_WRITE,
 		[RDMAP_WC_READ] = IW_WC_RDMA_READ,
 		[RDMAP_WC_RECV] = IW_WC_RECV,
+		[RDMAP_WC_LOCAL_INV] = IW_WC_LOCAL_INV,
 	};
 	struct iw_qp *qp = arg;
 	struct iw_wc wc = {
@@ -419,6 +422,7 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 			    ((c->flags & RDMAP_CQE_INVALIDATED) ? IW_WC_WITH_INV : 0),
 		.qp = qp,
 		.err = c->status == RDMAP_WC_SUCCESS ? 0 : c->err,
+		.qp_context = qp->qp_context,
 	};
 
 	if (!c->recv)

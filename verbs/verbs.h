@@ -38,6 +38,11 @@ _Static_assert(sizeof(struct iw_sge) == sizeof(struct rdmap_sge) &&
 			       offsetof(struct rdmap_sge, lkey),
 	       "struct iw_sge and struct rdmap_sge must have one layout");
 
+/* The largest values the calls take (iw_query_device() reports them). */
+#define QP_MAX_WR 16384
+#define QP_MAX_INLINE 1024
+#define CQ_MAX_CQE (1 << 22)
+
 /*
  * An event loop of the context: a libevent base and, unless the
  * application drives it, a thread dispatching it.  Connections are spread
