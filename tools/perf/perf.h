@@ -15,7 +15,6 @@
 #include <stdint.h>
 
 #include <poll.h>
-#include <pthread.h>
 
 #include "tool.h"
 
@@ -254,8 +253,19 @@ void perf_client_close(struct perf_client *c);
 int perf_client_open_part(struct perf_client **cp, const struct perf_opts *o,
 			  const struct perf_dev *whole, uint32_t index,
 			  uint32_t count, uint32_t session);
+/*
+ * --threads: where the parts line up before each pattern.  No lock: each
+ * part counts itself in and waits (yielding) for the others; a part that
+ * will never come abandons the line, and nobody waits any more.
+ */
+struct perf_start {
+	uint32_t n;
+	atomic_uint arrived; /* over every step so far */
+	atomic_bool abandoned;
+};
+void perf_start_wait(struct perf_start *s, uint64_t *steps);
 void perf_client_start_together(struct perf_client *c,
-				pthread_barrier_t *start);
+				struct perf_start *start);
 
 /* ---- --threads (perf_threads.c) ------------------------------------------ */
 

@@ -41,7 +41,8 @@ struct perf_client {
 	/* --threads: this client's QP is number qp_base of the run's qp_total;
 	 * the parts start each pattern together */
 	uint32_t qp_base, qp_total;
-	pthread_barrier_t *start;
+	struct perf_start *start;
+	uint64_t starts; /* the steps it has lined up for */
 	struct perf_idle *idle; /* on our device: it goes before the device */
 	uint64_t bytes_sent[PERF_MAX_QPS];
 	uint64_t msgs_sent[PERF_MAX_QPS];
@@ -507,7 +508,7 @@ int perf_client_step(struct perf_client *c, size_t size, uint64_t iters,
 	perf_stats_reserve(&r->lat, c->o->duration ? 0 : iters * c->d.n_ep);
 	rc = begin(c, size, iters);
 	if (c->start)
-		pthread_barrier_wait(c->start); /* every part, even a failed one */
+		perf_start_wait(c->start, &c->starts); /* even a failed part */
 	if (rc)
 		return -1;
 	t0 = c->t_last = tool_now_us();
@@ -692,7 +693,7 @@ int perf_client_open_part(struct perf_client **cp, const struct perf_opts *o,
 
 /* Each step's pattern starts once every part's server is READY. */
 void perf_client_start_together(struct perf_client *c,
-				pthread_barrier_t *start)
+				struct perf_start *start)
 {
 	c->start = start;
 }

@@ -4,11 +4,13 @@
  * its own that polls a CQ of its own, beside N TCP sockets, each driven
  * by a thread of its own.  The threads share the device context and its
  * PD, as one application would, and nothing else: no lock of the tool's
- * is taken on their way (a barrier lines them up before each pattern,
+ * is taken on their way (they line up on a counter before each pattern,
  * outside the time).  A row sums the threads' rates, each over its own
  * time, and gives the median of their latency figures.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +36,19 @@ struct threads {
 	struct perf_dev whole;
 	struct lane *lane;
 	uint32_t n;
-	pthread_barrier_t start;
-	bool barrier;
+	struct perf_start start;
 	struct perf_idle *idle;
 	char idle_json[512];
 };
+
+void perf_start_wait(struct perf_start *s, uint64_t *steps)
+{
+	uint64_t want = ++*steps * s->n;
+
+	atomic_fetch_add(&s->arrived, 1);
+	while (atomic_load(&s->arrived) < want && !atomic_load(&s->abandoned))
+		sched_yield();
+}
 
 static void *iw_lane(void *arg)
 {
@@ -69,9 +79,9 @@ static int on_every_lane(struct threads *t, void *(*fn)(void *))
 		}
 		started++;
 	}
-	/* a lane that never started still owes the barrier its arrival */
-	for (uint32_t i = started; fn == iw_lane && i < t->n; i++)
-		pthread_barrier_wait(&t->start);
+	/* a lane that never started will not line up: nobody waits for it */
+	if (started < t->n)
+		atomic_store(&t->start.abandoned, true);
 	for (uint32_t i = 0; i < started; i++) {
 		pthread_join(t->lane[i].th, NULL);
 		rc = rc || t->lane[i].rc;
@@ -130,9 +140,7 @@ static int open_lanes(struct threads *t, const char *tcp_port)
 	t->lane = calloc(t->n, sizeof(*t->lane));
 	if (!t->lane)
 		return perf_fail("out of memory");
-	if (pthread_barrier_init(&t->start, NULL, t->n))
-		return perf_fail("cannot make a barrier");
-	t->barrier = true;
+	t->start.n = t->n;
 	if (perf_dev_open(&t->whole, o))
 		return -1;
 	snprintf(t->whole.where, sizeof(t->whole.where), "%s:%s", o->host,
@@ -163,8 +171,6 @@ static void close_lanes(struct threads *t)
 	perf_idle_release(t->idle);
 	if (t->whole.ctx)
 		perf_dev_close(&t->whole);
-	if (t->barrier)
-		pthread_barrier_destroy(&t->start);
 }
 
 /* The client's run with --threads: every size, a row each. */
