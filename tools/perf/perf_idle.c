@@ -266,22 +266,32 @@ int perf_idle_connect(struct perf_idle *i, struct perf_dev *d)
 	return 0;
 }
 
+/*
+ * An allocator that is not glibc's (a sanitizer's) counts nothing in
+ * mallinfo2(): the heap figure is then unknown, not zero.
+ */
 void perf_idle_report(const struct perf_idle *i, const struct perf_opts *o,
 		      char *json, size_t len)
 {
 	double rss = (double)(i->rss_after - i->rss_before) / i->n / 1024;
 	double heap = (double)(i->heap_after - i->heap_before) / i->n / 1024;
+	bool heap_known = i->heap_after > 0;
+	char heap_words[32] = "null";
 
+	if (heap_known)
+		snprintf(heap_words, sizeof(heap_words), "%.2f", heap);
 	snprintf(json, len,
 		 "\"idle\":{\"qps\":%u,\"setup_s\":%.3f,"
-		 "\"rss_kib_per_qp\":%.2f,\"heap_kib_per_qp\":%.2f,"
+		 "\"rss_kib_per_qp\":%.2f,\"heap_kib_per_qp\":%s,"
 		 "\"send_wr\":1,\"recv_wr\":1}",
-		 i->n, i->setup_s, rss, heap);
+		 i->n, i->setup_s, rss, heap_words);
 	if (!o->json)
 		printf("# idle: %u QPs (1 send, 1 receive work request each) "
 		       "connected in %.2f s to a second process; per QP: "
-		       "resident set +%.2f KiB, heap +%.2f KiB\n",
-		       i->n, i->setup_s, rss, heap);
+		       "resident set +%.2f KiB, heap +%s%s\n",
+		       i->n, i->setup_s, rss,
+		       heap_known ? heap_words : "? (no mallinfo2)",
+		       heap_known ? " KiB" : "");
 }
 
 /* Destroys the near ends: each QP before its CQ, each identifier before
