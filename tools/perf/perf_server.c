@@ -445,7 +445,6 @@ static int serve(struct server *s)
 
 struct part {
 	struct server s; /* the whole's, but for the device: one endpoint */
-	atomic_bool *failed;
 	pthread_t th;
 	int rc;
 };
@@ -456,7 +455,7 @@ static void *serve_part(void *arg)
 
 	p->rc = serve(&p->s);
 	if (p->rc)
-		atomic_store(p->failed, true);
+		atomic_store(p->s.d.failed, true);
 	return NULL;
 }
 
@@ -496,7 +495,6 @@ static int serve_threads(struct server *s)
 		struct perf_ep *e = &s->d.ep[i];
 
 		p[i].s = *s;
-		p[i].failed = &s->failed;
 		rc = perf_dev_part(&p[i].s.d, &s->d, false);
 		p[i].s.d.failed = &s->failed;
 		p[i].s.d.cq = e->cq;
