@@ -218,8 +218,19 @@ void cq_push(struct iw_cq *cq, const struct iw_wc *wc, atomic_uint *slots,
 		e = &cq->ring[pos & cq->mask];
 		seq = atomic_load_explicit(&e->seq, memory_order_acquire);
 		dif = (int32_t)(seq - pos);
-		if (dif == 0 && pos - atomic_load(&cq->head) >= cq->size)
-			dif = -1;
+		if (dif == 0) {
+			/*
+			 * Signed: others may have pushed at @pos and a poller
+			 * taken it since we read the tail; a stale @pos is
+			 * not a full queue, it is another try.
+			 */
+			int32_t used = (int32_t)(pos - atomic_load(&cq->head));
+
+			if (used < 0)
+				continue;
+			if ((uint32_t)used >= cq->size)
+				dif = -1;
+		}
 		if (dif < 0) {
 			atomic_store(&cq->overrun, true);
 			return;
