@@ -209,20 +209,22 @@ void cq_push(struct iw_cq *cq, const struct iw_wc *wc, atomic_uint *slots,
 
 	for (;;) {
 		uint32_t seq;
-		int32_t dif;
+		int32_t used;
 
 		pos = atomic_load_explicit(&cq->tail, memory_order_relaxed);
 		e = &cq->ring[pos & cq->mask];
 		seq = atomic_load_explicit(&e->seq, memory_order_acquire);
-		dif = (int32_t)(seq - pos);
-		if (dif == 0 && pos - atomic_load(&cq->head) >= cq->size)
-			dif = -1;
-		if (dif < 0) {
+		used = (int32_t)(pos - atomic_load(&cq->head));
+		/* signed: a stale @pos (others pushed, pollers took) retries */
+		if (used < 0 || (int32_t)(seq - pos) > 0)
+			continue;
+		if ((uint32_t)used >= cq->size) {
 			atomic_store(&cq->overrun, true);
 			return;
 		}
-		if (dif == 0 &&
-		    atomic_compare_exchange_weak(&cq->tail, &pos, pos + 1))
+		if (seq != pos)
+			continue; /* a poller took the slot and is letting go */
+		if (atomic_compare_exchange_weak(&cq->tail, &pos, pos + 1))
 			break;
 	}
 	if (take_slot)
