@@ -164,28 +164,75 @@ fail:
 	return rc;
 }
 
+/* Writes octets into a whole FPDU, inserting markers where they fall. */
+struct copier {
+	struct mpa_tx *tx;
+	uint8_t *out;
+	size_t at;
+	uint64_t hdr_off; /* stream offset of ULPDU_LENGTH */
+	bool hdr_sent;
+};
+
+/* RFC 5044 section 4.3, as emit_marker_if_due() has it. */
+static void copy_marker_if_due(struct copier *c)
+{
+	uint8_t *m;
+
+	if (!c->tx->markers || mpa_marker_gap(c->tx->off) != 0)
+		return;
+	m = c->out + c->at;
+	put_be16(m, 0);
+	put_be16(m + MPA_MARKER_OFF_FPDUPTR,
+		 (uint16_t)(c->hdr_sent ? c->tx->off - c->hdr_off : 0));
+	c->at += MPA_MARKER_LEN;
+	c->tx->off += MPA_MARKER_LEN;
+}
+
+static void copy_bytes(struct copier *c, const uint8_t *p, size_t len)
+{
+	while (len) {
+		size_t chunk = len;
+
+		copy_marker_if_due(c);
+		if (c->tx->markers && chunk > mpa_marker_gap(c->tx->off))
+			chunk = mpa_marker_gap(c->tx->off);
+		memcpy(c->out + c->at, p, chunk);
+		c->at += chunk;
+		c->tx->off += chunk;
+		p += chunk;
+		len -= chunk;
+	}
+}
+
 /*
- * Frames one ULPDU of @ulpdu_len octets into @out, whole and contiguous,
- * for a stream without markers: ULPDU_LENGTH, a copy of the ULPDU, PAD and
- * the CRC, computed over the copy while it is in the cache.  Small FPDUs
- * built this way go out many to one iovec.  @out must hold
- * mpa_fpdu_wire_len(0, @ulpdu_len, false) octets; returns that length.
+ * Frames one ULPDU of @ulpdu_len octets (at most the MULPDU) into @out,
+ * whole and contiguous: ULPDU_LENGTH, a copy of the ULPDU, PAD, the
+ * markers wherever they fall, and the CRC, computed over the copy while
+ * it is in the cache.  The same octets mpa_tx_fpdu() points at, in one
+ * piece: small FPDUs go out many to an iovec, and one with markers as one
+ * piece instead of two for every 512 octets.  @out must hold
+ * mpa_fpdu_wire_len(tx->off, @ulpdu_len, tx->markers) octets; returns
+ * that length.
  */
 size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
 			int iovcnt, size_t ulpdu_len, uint8_t *out)
 {
-	unsigned int pad = mpa_pad_len((uint32_t)ulpdu_len);
-	size_t at = MPA_HDR_LEN;
+	static const uint8_t zeros[MPA_ALIGN - 1];
+	struct copier c = { .tx = tx, .out = out };
+	uint8_t len_be[MPA_HDR_LEN];
 
-	put_be16(out, (uint16_t)ulpdu_len);
-	for (int i = 0; i < iovcnt; i++) {
-		memcpy(out + at, ulpdu[i].iov_base, ulpdu[i].iov_len);
-		at += ulpdu[i].iov_len;
-	}
-	memset(out + at, 0, pad);
-	at += pad;
-	put_le32(out + at, tx->crc ? mpa_crc32c(out, at) : 0);
-	at += MPA_CRC_LEN;
-	tx->off += at;
-	return at;
+	put_be16(len_be, (uint16_t)ulpdu_len);
+	copy_marker_if_due(&c);
+	c.hdr_off = tx->off;
+	c.hdr_sent = true;
+	copy_bytes(&c, len_be, sizeof(len_be));
+	for (int i = 0; i < iovcnt; i++)
+		copy_bytes(&c, ulpdu[i].iov_base, ulpdu[i].iov_len);
+	copy_bytes(&c, zeros, mpa_pad_len((uint32_t)ulpdu_len));
+	/* a marker may sit between PAD and CRC; the CRC covers it */
+	copy_marker_if_due(&c);
+	put_le32(out + c.at, tx->crc ? mpa_crc32c(out, c.at) : 0);
+	c.at += MPA_CRC_LEN;
+	tx->off += MPA_CRC_LEN;
+	return c.at;
 }

@@ -154,12 +154,12 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	qp->fpdus = calloc(qp->n_fpdus, sizeof(*qp->fpdus));
 	qp->fpdu_iov = calloc(qp->n_fpdus * qp->fpdu_iov_max,
 			      sizeof(*qp->fpdu_iov));
-	if (!conn->markers_tx) {
-		qp->tx_copy_max = RDMAP_TX_COPY_MAX;
-		qp->stage = malloc(RDMAP_TX_STAGE_SIZE);
-	}
+	qp->stage_size = conn->markers_tx ? RDMAP_TX_STAGE_SIZE_MARKERS
+					  : RDMAP_TX_STAGE_SIZE;
+	qp->tx_copy_max = conn->markers_tx ? qp->stage_size : RDMAP_TX_COPY_MAX;
+	qp->stage = malloc(qp->stage_size);
 	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov ||
-	    (qp->tx_copy_max && !qp->stage))
+	    !qp->stage)
 		return -ENOMEM;
 	if (conn->markers_tx) {
 		qp->fpdu_markers = calloc((size_t)qp->n_fpdus *
@@ -195,6 +195,7 @@ static uint8_t wc_opcode(const struct rdmap_swqe *w)
 		[RDMAP_WR_SEND_INV] = RDMAP_WC_SEND,
 		[RDMAP_WR_WRITE] = RDMAP_WC_WRITE,
 		[RDMAP_WR_READ] = RDMAP_WC_READ,
+		[RDMAP_WR_LOCAL_INV] = RDMAP_WC_LOCAL_INV,
 		[RDMAP_WR_WRITE_IMM] = RDMAP_WC_WRITE,
 		[RDMAP_WR_IMM] = RDMAP_WC_SEND,
 	};
@@ -450,8 +451,9 @@ static uint8_t flush_opcode(const struct rdmap_send_wr *wr)
 
 /*
  * Queues a send work request.  Returns 0, or without queueing anything:
- * -EINVAL for a malformed request, -EOPNOTSUPP for an RFC 7306 request on
- * a stream without that extension, -ENOMEM when the queue is full,
+ * -EINVAL for a malformed request (a Local Invalidate names no buffer),
+ * -EOPNOTSUPP for an RFC 7306 request on a stream without that extension,
+ * -ENOMEM when the queue is full,
  * -IW_ELOCAL_PROTECTION / -IW_ELOCAL_LENGTH for bad local buffers,
  * -IW_ENO_READ_CREDIT for a Read or atomic on a stream whose ORD is 0.
  * On a stream in error the request completes at once with a flush status.
@@ -464,9 +466,11 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 	if (wr->op > RDMAP_WR_OP_MAX || wr->num_sge > qp->attr.max_sge ||
 	    (wr->num_sge && !wr->sge) ||
 	    (wr->op == RDMAP_WR_READ &&
-	     (wr->num_sge != 1 || (wr->flags & RDMAP_WR_INLINE))))
+	     (wr->num_sge != 1 || (wr->flags & RDMAP_WR_INLINE))) ||
+	    (wr->op == RDMAP_WR_LOCAL_INV &&
+	     (wr->num_sge || (wr->flags & RDMAP_WR_INLINE))))
 		return -EINVAL;
-	if (wr->op > RDMAP_WR_READ) {
+	if (rdmap_wr_is_ext(wr->op)) {
 		rc = check_ext_wr(qp, wr);
 		if (rc)
 			return rc;
@@ -491,7 +495,7 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 	w->inv_stag = wr->inv_stag;
 	w->rkey = wr->rkey;
 	w->remote_addr = wr->remote_addr;
-	if (wr->op > RDMAP_WR_READ) {
+	if (rdmap_wr_is_ext(wr->op)) {
 		w->imm = wr->imm;
 		w->atomic = wr->atomic;
 	}

@@ -43,6 +43,7 @@ enum rdmap_wr_op {
 	RDMAP_WR_SEND_INV,
 	RDMAP_WR_WRITE,
 	RDMAP_WR_READ,
+	RDMAP_WR_LOCAL_INV, /* invalidates a local STag; nothing on the wire */
 	/* RFC 7306 */
 	RDMAP_WR_WRITE_IMM, /* an RDMA Write, then Immediate Data */
 	RDMAP_WR_IMM,	    /* Immediate Data (with SE when solicited) */
@@ -54,6 +55,12 @@ enum rdmap_wr_op {
 static inline bool rdmap_wr_is_request(uint8_t op)
 {
 	return op == RDMAP_WR_READ || op == RDMAP_WR_ATOMIC;
+}
+
+/* Requests of the RFC 7306 extensions. */
+static inline bool rdmap_wr_is_ext(uint8_t op)
+{
+	return op >= RDMAP_WR_WRITE_IMM;
 }
 
 /* RFC 7306 extensions a stream takes and may send (rdmap_qp_attr.ext). */
@@ -79,6 +86,9 @@ struct rdmap_atomic_args {
 #define RDMAP_WR_SIGNALED 0x1
 #define RDMAP_WR_SOLICITED 0x2
 #define RDMAP_WR_INLINE 0x4
+/* waits until every RDMA Read (or atomic) posted before it has its
+ * response */
+#define RDMAP_WR_FENCE 0x8
 
 /* A local buffer: address, length, and the STag (lkey) that covers it. */
 struct rdmap_sge {
@@ -91,7 +101,8 @@ struct rdmap_send_wr {
 	uint64_t wr_id;
 	uint8_t op;    /* enum rdmap_wr_op */
 	uint8_t flags; /* RDMAP_WR_* */
-	uint32_t inv_stag;    /* SEND_INV: the peer STag to invalidate */
+	uint32_t inv_stag;    /* SEND_INV: the peer STag to invalidate;
+			       * LOCAL_INV: our own */
 	uint32_t rkey;	      /* WRITE, READ: the peer's STag */
 	uint64_t remote_addr; /* WRITE, READ: the peer's tagged offset */
 	const struct rdmap_sge *sge;
@@ -122,6 +133,7 @@ enum rdmap_wc_opcode {
 	RDMAP_WC_WRITE,
 	RDMAP_WC_READ,
 	RDMAP_WC_RECV,
+	RDMAP_WC_LOCAL_INV,
 	/* RFC 7306 */
 	RDMAP_WC_FETCH_ADD,
 	RDMAP_WC_SWAP,
@@ -244,9 +256,14 @@ struct rdmap_conn {
 	bool responder_first; /* no wait for the initiator's first FPDU */
 };
 
-/* The staging ring of small FPDUs, and the largest FPDU staged (tx.c). */
+/*
+ * The staging ring of FPDUs built whole (tx.c), and the largest FPDU it
+ * takes: small ones without markers; with markers every FPDU, as two
+ * iovecs per 512 octets would cost more than the copy.
+ */
 #define RDMAP_TX_STAGE_SIZE (16 * 1024)
 #define RDMAP_TX_COPY_MAX 1024
+#define RDMAP_TX_STAGE_SIZE_MARKERS (256 * 1024)
 
 /* A message being cut into segments. */
 struct rdmap_tx_msg {
@@ -335,10 +352,11 @@ struct rdmap_qp {
 	size_t tx_off; /* octets of the head FPDU already written */
 	size_t fpdu_bytes; /* wire octets of the built FPDUs */
 	/*
-	 * Small FPDUs are built whole into this ring and go out many to an
-	 * iovec (not with markers); positions count octets ever used.
+	 * FPDUs built whole into this ring go out many to an iovec;
+	 * positions count octets ever used.
 	 */
 	uint8_t *stage;
+	uint32_t stage_size;
 	uint64_t stage_head, stage_tail;
 	uint32_t tx_copy_max; /* wire octets up to which an FPDU is staged */
 	bool tx_open;  /* the peer's first FPDU (or RTR) has arrived */

@@ -158,6 +158,39 @@ static void read_response_msg(struct rdmap_qp *qp)
 	qp->ird_started++;
 }
 
+/*
+ * A fenced request waits until every RDMA Read posted before it has its
+ * response: those still queued go out first anyway, in posting order, so
+ * it waits while any Read is outstanding (RFC 5040 section 5.5 leaves the
+ * order of a Read's response against later messages open; the fence is
+ * how an application closes it, as with ibverbs' IBV_SEND_FENCE).
+ */
+static bool fenced(const struct rdmap_qp *qp, const struct rdmap_swqe *w)
+{
+	return (w->flags & RDMAP_WR_FENCE) && qp->ord_count;
+}
+
+/*
+ * Local invalidate, in its turn in the send queue: no access through the
+ * STag succeeds afterwards.  An STag that is not a valid one of our
+ * protection domain fails the request, and the stream with it, as any
+ * local fault does.
+ */
+static void local_invalidate(struct rdmap_qp *qp, struct rdmap_swqe *w)
+{
+	int rc = ddp_mr_invalidate(qp->attr.stags, w->inv_stag, qp->attr.pd);
+
+	w->state = SWQE_DONE;
+	qp->sq_next++;
+	if (rc) {
+		w->status = RDMAP_WC_LOC_PROT_ERR;
+		w->err = -IW_ELOCAL_PROTECTION;
+		rdmap_fail_local(qp, -IW_ELOCAL_PROTECTION);
+		return;
+	}
+	rdmap_sq_complete(qp);
+}
+
 /* Starts the next send queue request; false when it has to wait. */
 static bool sq_msg(struct rdmap_qp *qp)
 {
@@ -165,6 +198,8 @@ static bool sq_msg(struct rdmap_qp *qp)
 	struct rdmap_swqe *w = sq_at(qp, idx);
 	bool se = w->flags & RDMAP_WR_SOLICITED;
 
+	if (fenced(qp, w))
+		return false;
 	switch (w->op) {
 	case RDMAP_WR_SEND:
 		untagged_msg(qp, TX_SQ, se ? RDMAP_OP_SEND_SE : RDMAP_OP_SEND,
@@ -254,8 +289,17 @@ static bool next_msg(struct rdmap_qp *qp)
 		read_response_msg(qp);
 		return true;
 	}
-	if (qp->sq_next != qp->sq_head)
-		return sq_msg(qp);
+	while (qp->sq_next != qp->sq_head) {
+		struct rdmap_swqe *w = sq_at(qp, qp->sq_next);
+
+		if (w->op != RDMAP_WR_LOCAL_INV)
+			return sq_msg(qp);
+		if (fenced(qp, w))
+			return false;
+		local_invalidate(qp, w);
+		if (qp->state != RDMAP_QP_RTS)
+			return next_msg(qp); /* the Terminate */
+	}
 	return false;
 }
 
@@ -279,25 +323,26 @@ static uint64_t avoid_marker_end(const struct rdmap_qp *qp, size_t hlen,
 }
 
 /*
- * The staging ring for small FPDUs.  An FPDU whose wire octets fit in
- * tx_copy_max is copied whole (headers, payload, pad, CRC): a run of
- * small messages then leaves as one contiguous piece instead of four or
- * five iovecs each, and the CRC is computed over data just copied.
- * Returns room for @len contiguous octets, or NULL (build in place).
+ * The staging ring.  An FPDU whose wire octets fit in tx_copy_max is
+ * copied whole (headers, payload, pad, markers, CRC): a run of small
+ * messages then leaves as one contiguous piece instead of four or five
+ * iovecs each, an FPDU with markers as one piece instead of two per
+ * marker, and the CRC is computed over data just copied.  Returns room
+ * for @len contiguous octets, or NULL (build in place).
  */
 static uint8_t *stage_alloc(struct rdmap_qp *qp, size_t len)
 {
 	uint64_t at = qp->stage_tail;
-	size_t off = at % RDMAP_TX_STAGE_SIZE;
+	size_t off = at % qp->stage_size;
 
 	if (len > qp->tx_copy_max)
 		return NULL;
-	if (off + len > RDMAP_TX_STAGE_SIZE)
-		at += RDMAP_TX_STAGE_SIZE - off; /* no piece wraps */
-	if (at + len - qp->stage_head > RDMAP_TX_STAGE_SIZE)
+	if (off + len > qp->stage_size)
+		at += qp->stage_size - off; /* no piece wraps */
+	if (at + len - qp->stage_head > qp->stage_size)
 		return NULL;
 	qp->stage_tail = at + len;
-	return qp->stage + at % RDMAP_TX_STAGE_SIZE;
+	return qp->stage + at % qp->stage_size;
 }
 
 /* Cuts the next segment of the current message into a new FPDU. */
@@ -333,8 +378,9 @@ static int build_fpdu(struct rdmap_qp *qp)
 			    RDMAP_MAX_SGE);
 	if (cnt < 0)
 		return cnt;
-	wire = mpa_fpdu_wire_len(0, (uint32_t)(hlen + take), false);
-	if (qp->tx_copy_max && (dst = stage_alloc(qp, wire))) {
+	wire = mpa_fpdu_wire_len(qp->mpa_tx.off, (uint32_t)(hlen + take),
+				 qp->mpa_tx.markers);
+	if ((dst = stage_alloc(qp, wire))) {
 		mpa_tx_fpdu_copy(&qp->mpa_tx, ulpdu, 1 + cnt, hlen + take, dst);
 		fp->wire[0] = (struct iovec){ dst, wire };
 		fp->n_wire = 1;

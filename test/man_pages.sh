@@ -34,9 +34,16 @@ for s in $symbols; do
 	n=$((n + 1))
 done
 
-# every tool installs with a section-1 page under its own name
-tools=$(sed -n 's/^bin_PROGRAMS *= *//p' "$top_srcdir/tools/Makefile.am")
-[ -n "$tools" ] || fail "no tool in tools/Makefile.am"
+# every tool installs with a section-1 page under its own name: the
+# programs, and the scripts (run/iwarp-run) by their file names
+programs=$(sed -n 's/^bin_PROGRAMS *= *//p' "$top_srcdir/tools/Makefile.am")
+scripts=$(sed -n 's/^bin_SCRIPTS *= *//p' "$top_srcdir/tools/Makefile.am")
+[ -n "$programs" ] || fail "no tool in tools/Makefile.am"
+[ -n "$scripts" ] || fail "no script in tools/Makefile.am"
+tools="$programs"
+for sc in $scripts; do
+	tools="$tools ${sc##*/}"
+done
 for t in $tools; do
 	[ -f "$man/man1/$t.1" ] || fail "tool $t has no page man1/$t.1"
 	grep -q "man1/$t\.1" "$man/Makefile.am" ||
@@ -54,6 +61,11 @@ source_options() {
 		tr -d ':' | sed 's/./-&\n/g' | grep .
 	sed -n '/struct option longopts\[\] = {/,/};/p' "$1" |
 		sed -n 's/^[^"]*{ *"\([a-z0-9-]*\)".*/--\1/p'
+}
+# A script's options are the patterns of its case over "$1": "-x|--xx)".
+script_options() {
+	sed -n 's/^[[:space:]]*\(-[A-Za-z]\(|--[a-z0-9-]*\)*\))$/\1/p' "$1" |
+		tr -d ')' | tr '|' '\n'
 }
 man_options() {
 	awk '/^\.SH OPTIONS/ { o = 1; next } /^\.SH/ { o = 0 }
@@ -73,12 +85,23 @@ help_options() {
 		tr ' [],|' '\n\n\n\n\n' | sed -n 's/^\(--\?[A-Za-z][a-z0-9-]*\).*/\1/p'
 }
 for t in $tools; do
-	src="$top_srcdir/tools/${t#iwarp-}/$t.c"
-	[ -f "$src" ] || fail "$t: no $src"
-	source_options "$src" | sort -u >"$tmp/src"
+	case " $scripts " in
+	*"/$t "*)
+		src="$top_srcdir/tools/${t#iwarp-}/$t.in"
+		bin="${t#iwarp-}/$t"
+		[ -f "$src" ] || fail "$t: no $src"
+		script_options "$src" | sort -u >"$tmp/src"
+		;;
+	*)
+		src="$top_srcdir/tools/${t#iwarp-}/$t.c"
+		bin=$t
+		[ -f "$src" ] || fail "$t: no $src"
+		source_options "$src" | sort -u >"$tmp/src"
+		;;
+	esac
 	[ "$(wc -l <"$tmp/src")" -ge 4 ] || fail "$t: no options read from $src"
 	man_options "$man/man1/$t.1" | sort -u >"$tmp/man"
-	help_options "$t" | sort -u >"$tmp/help"
+	help_options "$bin" | sort -u >"$tmp/help"
 	missing=$(comm -23 "$tmp/src" "$tmp/man" | tr '\n' ' ')
 	[ -z "$missing" ] || fail "$t takes $missing but man1/$t.1 has no OPTIONS entry for it"
 	extra=$(comm -13 "$tmp/src" "$tmp/man" | tr '\n' ' ')

@@ -5,8 +5,10 @@
 # tshark reads the MPA frames), --mpa-rev 1, --crc on and --markers on
 # are what the handshake settled, and a server and a client in two
 # processes run every mode over the native exchange, and a server that
-# refuses a Request names it.  Every JSON row is read by jq, and every
-# figure its mode measures must be positive.
+# refuses a Request names it; --progress runs each mode, --threads runs a
+# thread per QP at both ends, -q takes 1024 QPs, --idle reports what its
+# idle QPs cost, and the table has its CPU and ratio columns.  Every JSON
+# row is read by jq, and every figure its mode measures must be positive.
 set -eu
 
 perf="$abs_top_builddir/tools/iwarp-perf"
@@ -133,4 +135,101 @@ grep -qx "iwarp-perf: cannot accept client 127.0.0.1 (we take MPA rev 2 at most,
 	"$work/server.err" || fail "refusing server: $(cat "$work/server.err")"
 grep -q "rejected the connection (R bit): peer MPA rev 2, M0 C0 R1" \
 	"$work/client.err" || fail "refused client: $(cat "$work/client.err")"
-echo "perf_options: -a, --duration, -D, MPA options, two processes, a refusal"
+
+# --progress: each mode runs every pattern's kind of wait (a manual client
+# and server must run the library's loop themselves, or nothing moves)
+for prog in manual thread 2; do
+	for run in "lat send" "lat write" "bw read" "rate send"; do
+		# shellcheck disable=SC2086 # word splitting wanted
+		set -- $run
+		out="$work/progress-$prog-$1-$2.json"
+		timeout 60 "$perf" --loopback --tcp --json --progress "$prog" \
+			-m "$1" -t "$2" -s 64 -n 300 >"$out" ||
+			fail "--progress $prog $run: exit $?"
+		perf_rows_ok "$out"
+		row "$out" '.iterations == 300 and .tcp.iterations == 300'
+	done
+done
+bad_usage() {
+	want=$1
+	shift
+	status=0
+	"$perf" "$@" >/dev/null 2>"$work/usage.err" || status=$?
+	[ "$status" -eq 2 ] && grep -q -- "$want" "$work/usage.err" ||
+		fail "$*: exit $status: $(cat "$work/usage.err")"
+}
+bad_usage "--progress takes" --loopback --progress sometimes
+bad_usage "--progress takes" --loopback --progress 0
+
+# --threads: a server and a client in two processes, a thread per QP at
+# both ends (the server learns it from the Request) and per TCP socket;
+# the client's row counts every thread's QP, the server ends cleanly
+port=$(free_port_pair "$port" $((port + 1)))
+for run in "lat write manual" "bw send thread" "rate read manual"; do
+	# shellcheck disable=SC2086 # word splitting wanted
+	set -- $run
+	timeout 60 "$perf" -B 127.0.0.1 -p "$port" --json --progress "$3" \
+		>"$work/server.out" 2>"$work/server.err" &
+	server=$!
+	wait_tcp "$port" 0A
+	out="$work/threads-$1-$2.json"
+	timeout 60 "$perf" --json --tcp -p "$port" -m "$1" -t "$2" \
+		--threads 3 --progress "$3" -s 4096 -n 200 127.0.0.1 >"$out" ||
+		fail "--threads client $run: exit $?"
+	status=0
+	wait "$server" || status=$?
+	server=
+	[ "$status" -eq 0 ] ||
+		fail "--threads server $run: exit $status: $(cat "$work/server.err")"
+	[ ! -s "$work/server.out" ] && [ ! -s "$work/server.err" ] ||
+		fail "--threads server $run said: $(cat "$work/server.out" "$work/server.err")"
+	perf_rows_ok "$out"
+	# a client on its own counts its own CPU time only
+	row "$out" ".qps == 3 and .threads == 3 and .iterations == 600 and
+		.tcp.iterations == 600 and .cpu.scope == \"client\""
+done
+bad_usage "no other -q" --loopback --threads 2 -q 3
+bad_usage "--threads takes" --loopback --threads 0
+bad_usage "--threads takes" --loopback --threads 257
+bad_usage "no --threads" --loopback --perftest --threads 2
+
+# -q: up to 1024 connections in one run
+out="$work/q1024.json"
+timeout 120 "$perf" --loopback --tcp --json -t write -q 1024 -s 64 -n 2 \
+	>"$out" || fail "-q 1024: exit $?"
+perf_rows_ok "$out"
+row "$out" '.qps == 1024 and .iterations == 2048 and .tcp.iterations == 2048'
+bad_usage "-q takes 1 to 1024" --loopback -q 1025
+
+# --idle: idle QPs on the client's device, their far ends in a child; the
+# busy QP's row carries what they cost, and the table's first line says it
+out="$work/idle.json"
+timeout 120 "$perf" --loopback --tcp --json -m lat -s 8 -n 500 --idle 300 \
+	>"$out" || fail "--idle: exit $?"
+perf_rows_ok "$out"
+row "$out" '.iterations == 500 and .idle.qps == 300 and .idle.setup_s > 0 and
+	.idle.rss_kib_per_qp > 0 and .idle.heap_kib_per_qp > 0 and
+	.idle.send_wr == 1 and .idle.recv_wr == 1'
+timeout 120 "$perf" --loopback -t write -s 64 -n 500 --idle 50 \
+	--progress manual >"$work/idle.txt" || fail "--idle table: exit $?"
+head -n 1 "$work/idle.txt" | grep -Eq '^# idle: 50 QPs .* per QP: resident set \+[0-9.]+ KiB, heap \+[0-9.]+ KiB$' ||
+	fail "--idle header: $(head -n 1 "$work/idle.txt")"
+bad_usage "--idle is the client's" --idle 10
+bad_usage "--idle takes" --loopback --idle 0
+
+# the table: CPU s/GB on each side, and the three ratios; p99's is a lat
+# row's only
+timeout 60 "$perf" --loopback --tcp -m lat -s 8 -n 300 >"$work/lat.txt" ||
+	fail "lat table: exit $?"
+timeout 60 "$perf" --loopback --tcp -t write -s 4096 -n 300 \
+	>"$work/bw.txt" || fail "bw table: exit $?"
+num='[0-9.e+]+'
+grep -q '^ *#bytes .* CPU s/GB | *TCP Gb/s .* CPU s/GB | *ratio *p99 r *CPU r$' \
+	"$work/lat.txt" || fail "table header: $(grep '#bytes' "$work/lat.txt")"
+# (a run this short may have no CPU tick on one side: no CPU ratio then)
+grep -Eq "^ +8 +300( +$num){6} \|( +$num){6} \|( +$num){2} +($num|-)\$" \
+	"$work/lat.txt" || fail "lat row: $(tail -n 1 "$work/lat.txt")"
+grep -Eq "^ +4096 +300( +$num){6} \|( +$num){6} \| +$num +- +($num|-)\$" \
+	"$work/bw.txt" || fail "bw row: $(tail -n 1 "$work/bw.txt")"
+echo "perf_options: -a, --duration, -D, MPA options, two processes, a refusal,"
+echo "  --progress, --threads, -q 1024, --idle, the CPU and ratio columns"

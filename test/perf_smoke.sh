@@ -1,7 +1,8 @@
 #!/bin/sh
 # iwarp-perf runs every pattern end to end and reports what it moved: one
 # JSON row per run (read by jq) whose counts match the request and whose
-# figures are all positive, TCP figures beside them and their ratio; a
+# figures are all positive, TCP figures beside them and their ratio, the
+# CPU time of each side; the same with a thread per QP (--threads); a
 # server that is not there fails fast with a reason.
 # (Speed is not judged here: that is what the tool is for.)
 set -eu
@@ -34,6 +35,32 @@ for mode in bw lat rate; do
 		[ "$(field "$out" tcp.iterations)" -eq "$n" ] &&
 			[ "$(field "$out" tcp.bytes)" -eq "$b" ] ||
 			fail "$mode $test: TCP did not run the same count"
+		# both ends in the process: their CPU time, for each side
+		jq -e '.qps == 2 and .threads == 1 and .cpu.scope == "both" and
+			.tcp.cpu.scope == "both"' "$out" \
+			>/dev/null || fail "$mode $test: CPU: $(cat "$out")"
+	done
+done
+
+# --threads: every pattern with a thread per QP (and per TCP socket) at
+# both ends; rates add up over the threads, so the counts must too
+for mode in bw lat rate; do
+	for test in send write read; do
+		out="$work/threads-$mode-$test.json"
+		timeout 120 "$perf" --loopback --tcp --json -m "$mode" -t "$test" \
+			-s "$size" -n "$iters" --threads "$qps" >"$out" ||
+			fail "--threads $mode $test: exit $?"
+		[ "$(wc -l <"$out")" -eq 1 ] ||
+			fail "--threads $mode $test: not one row"
+		perf_rows_ok "$out"
+		jq -e ".mode == \"$mode\" and .test == \"$test\" and
+			.qps == $qps and .threads == $qps and
+			.iterations == $((iters * qps)) and
+			.bytes == $((iters * qps * size)) and
+			.tcp.iterations == .iterations and .tcp.bytes == .bytes and
+			.cpu.scope == \"both\" and .tcp.cpu.scope == \"both\"" \
+			"$out" \
+			>/dev/null || fail "--threads $mode $test: $(cat "$out")"
 	done
 done
 

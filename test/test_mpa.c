@@ -239,6 +239,59 @@ START_TEST(tx_markers_without_room_are_refused)
 }
 END_TEST
 
+/*
+ * Built whole, an FPDU is octet for octet what the iovec framer hands the
+ * socket: for every marker and CRC setting, stream offsets that put a
+ * marker at each place it can fall, lengths 0 to 2100, split over one to
+ * three buffers; and both leave the stream offset at the same place.
+ */
+START_TEST(tx_copy_equals_the_iovec_framing)
+{
+	static uint8_t payload[2100], a[4096], b[4096];
+	bool markers = _i & 1, crc = _i & 2;
+	struct rng r;
+
+	rng_seed(&r, "tx_copy", 0x5eed + (uint64_t)_i);
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)rng_next(&r);
+	for (int round = 0; round < 3000; round++) {
+		size_t len = (size_t)rng_range(&r, 0, sizeof(payload));
+		/* FPDUs start 4-aligned: lengths and markers keep them so */
+		uint64_t off = 4 * rng_range(&r, 0, 1024);
+		size_t cut1 = (size_t)rng_range(&r, 0, len);
+		size_t cut2 = (size_t)rng_range(&r, cut1, len);
+		struct iovec in[3] = { { payload, cut1 },
+				       { payload + cut1, cut2 - cut1 },
+				       { payload + cut2, len - cut2 } };
+		struct mpa_tx t1, t2;
+		size_t n1 = 0, n2;
+		uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
+		struct mpa_tx_frame f = { .markers = f_markers };
+		struct iovec out[64];
+		int cnt;
+
+		mpa_tx_init(&t1, 4000, markers, crc);
+		mpa_tx_init(&t2, 4000, markers, crc);
+		t1.off = t2.off = off;
+		cnt = mpa_tx_fpdu(&t1, in, 3, &f, out, 64);
+		require(cnt > 0, "framing failed: %d", cnt);
+		for (int i = 0; i < cnt; i++) {
+			memcpy(a + n1, out[i].iov_base, out[i].iov_len);
+			n1 += out[i].iov_len;
+		}
+		n2 = mpa_tx_fpdu_copy(&t2, in, 3, len, b);
+		require(n2 == n1 && memcmp(a, b, n1) == 0 && t1.off == t2.off,
+			"round %d: len %zu at offset %llu differs", round, len,
+			(unsigned long long)off);
+		require(n2 == mpa_fpdu_wire_len(off, (uint32_t)len, markers),
+			"round %d: len %zu at offset %llu: %zu octets, not %llu",
+			round, len, (unsigned long long)off, n2,
+			(unsigned long long)mpa_fpdu_wire_len(off, (uint32_t)len,
+							      markers));
+	}
+}
+END_TEST
+
 START_TEST(tx_payload_entries_point_into_caller_buffers)
 {
 	static uint8_t a[300], b[900];
@@ -829,6 +882,7 @@ Suite *mpa_framing_suite(void)
 	tcase_add_test(tc, tx_plain_fpdu_has_length_pad_and_zero_crc);
 	tcase_add_test(tc, tx_crc_covers_length_ulpdu_and_pad);
 	tcase_add_test(tc, tx_markers_without_room_are_refused);
+	tcase_add_loop_test(tc, tx_copy_equals_the_iovec_framing, 0, 4);
 	tcase_add_loop_test(tc, tx_payload_entries_point_into_caller_buffers,
 			    0, 2);
 	tcase_add_test(tc, tx_first_fpdu_begins_with_marker_covered_by_crc);

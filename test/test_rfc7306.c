@@ -543,6 +543,7 @@ struct wc_0_1 {
 	unsigned int wc_flags;
 	struct iw_qp *qp;
 	int err;
+	void *qp_context;
 };
 
 struct qp_init_attr_0_1 {

@@ -102,19 +102,34 @@ wait_tcp() {
 # iwarp-perf --json output $1: one JSON object per line, at least one,
 # each with every figure its mode measures a positive number: seconds,
 # gbps, mmsgps, latency min/avg/p50/p90/p99/max in order (unless the row
-# says null: not measured at that end), and with --tcp the same for the
-# TCP figures and a positive ratio.  Fails naming the first bad row.
+# says null: not measured at that end), CPU time (unless null) that is
+# not negative (a short run may show none: the kernel counts in ticks)
+# and per GB what its seconds and octets make, and with --tcp the same
+# for the TCP figures and a positive ratio (and p99 ratio in lat rows; a
+# CPU ratio unless either side has no CPU time).  Fails naming the first
+# bad row.
 perf_rows_ok() {
 	need jq jq
 	_ok='def pos: type == "number" and . > 0;
+	def nonneg: type == "number" and . >= 0;
 	def good: (.iterations | pos) and (.bytes | pos) and
 		([.seconds, .gbps, .mmsgps] | all(pos)) and
 		(.lat_us == null or (.lat_us |
 			([.min, .avg, .p50, .p90, .p99, .max] | all(pos)) and
 			.min <= .p50 and .p50 <= .p90 and .p90 <= .p99 and
-			.p99 <= .max and .min <= .avg and .avg <= .max));
+			.p99 <= .max and .min <= .avg and .avg <= .max)) and
+		(.cpu == null or (.bytes as $b | .cpu |
+			(.user_s | nonneg) and (.sys_s | nonneg) and
+			(.s_per_gb | nonneg) and
+			((.s_per_gb - (.user_s + .sys_s) / ($b / 1e9)) | fabs) <=
+				0.001 * .s_per_gb + 1e-6 and
+			(.scope == "both" or .scope == "client")));
+	def cpu0: . == null or .s_per_gb == 0;
 	type == "object" and good and
-		((has("tcp") | not) or ((.tcp | good) and (.ratio | pos)))'
+		((has("tcp") | not) or ((.tcp | good) and (.ratio | pos) and
+			(.mode != "lat" or (.ratio_p99 | pos)) and
+			(if (.cpu | cpu0) or (.tcp.cpu | cpu0)
+			 then .ratio_cpu == null else (.ratio_cpu | pos) end)))'
 	jq -e -s 'length > 0' "$1" >/dev/null 2>&1 ||
 		fail "$1 holds no JSON rows: $(head -c 300 "$1")"
 	_bad=$(jq -c "select(($_ok) | not)" "$1") ||

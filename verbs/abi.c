@@ -20,10 +20,13 @@ struct iw_wc_0_1 {
 	unsigned int wc_flags;
 	struct iw_qp *qp;
 	int err;
+	void *qp_context;
 };
 
-_Static_assert(offsetof(struct iw_wc, err) ==
-		       offsetof(struct iw_wc_0_1, err),
+_Static_assert(offsetof(struct iw_wc, qp_context) ==
+		       offsetof(struct iw_wc_0_1, qp_context) &&
+		       offsetof(struct iw_wc, imm_data) ==
+			       sizeof(struct iw_wc_0_1),
 	       "struct iw_wc only grows at its end");
 
 /*

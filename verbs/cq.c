@@ -15,9 +15,6 @@
 
 #include "verbs/verbs.h"
 
-/* Largest CQ, in completions. */
-#define CQ_MAX_CQE (1 << 22)
-
 static uint32_t ring_slots(uint32_t cqe)
 {
 	uint32_t n = 1;
@@ -212,20 +209,22 @@ void cq_push(struct iw_cq *cq, const struct iw_wc *wc, atomic_uint *slots,
 
 	for (;;) {
 		uint32_t seq;
-		int32_t dif;
+		int32_t used;
 
 		pos = atomic_load_explicit(&cq->tail, memory_order_relaxed);
 		e = &cq->ring[pos & cq->mask];
 		seq = atomic_load_explicit(&e->seq, memory_order_acquire);
-		dif = (int32_t)(seq - pos);
-		if (dif == 0 && pos - atomic_load(&cq->head) >= cq->size)
-			dif = -1;
-		if (dif < 0) {
+		used = (int32_t)(pos - atomic_load(&cq->head));
+		/* signed: a stale @pos (others pushed, pollers took) retries */
+		if (used < 0 || (int32_t)(seq - pos) > 0)
+			continue;
+		if ((uint32_t)used >= cq->size) {
 			atomic_store(&cq->overrun, true);
 			return;
 		}
-		if (dif == 0 &&
-		    atomic_compare_exchange_weak(&cq->tail, &pos, pos + 1))
+		if (seq != pos)
+			continue; /* a poller took the slot and is letting go */
+		if (atomic_compare_exchange_weak(&cq->tail, &pos, pos + 1))
 			break;
 	}
 	if (take_slot)
@@ -277,6 +276,22 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 }
 
 /*
+ * A poll that finds completions makes no system call, but for one in
+ * CQ_BUSY_PROGRESS: it still reads the sockets, so that what arrives
+ * behind a steady stream of send completions (a peer's credits, its Read
+ * Requests) does not wait for the CQ to run dry.
+ */
+#define CQ_BUSY_PROGRESS 8
+
+static bool progress_due(struct iw_cq *cq)
+{
+	return atomic_fetch_add_explicit(&cq->busy_polls, 1,
+					 memory_order_relaxed) %
+		       CQ_BUSY_PROGRESS ==
+	       CQ_BUSY_PROGRESS - 1;
+}
+
+/*
  * Returns how many completions were copied to @wc (0..@num_entries).  An
  * empty CQ first gets its QPs' streams moved on in the calling thread.
  */
@@ -294,6 +309,11 @@ int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 	if (!n) {
 		progress_cq(cq);
 		n = take(cq, num_entries, wc);
+	} else if (progress_due(cq)) {
+		/* a CQ never empty (send completions) must not starve reads */
+		progress_cq(cq);
+		if (n < num_entries)
+			n += take(cq, num_entries - n, wc + n);
 	}
 	grace_exit(&cq->grace, g);
 	if (n == 0 && atomic_load_explicit(&cq->overrun, memory_order_relaxed))

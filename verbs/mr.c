@@ -92,6 +92,18 @@ void pd_remove_srq(struct iw_pd *pd, struct iw_srq *srq)
 struct iw_mr *iw_reg_mr(struct iw_pd *pd, void *addr, size_t length,
 			int access)
 {
+	return iw_reg_mr_iova(pd, addr, length, (uint64_t)(uintptr_t)addr,
+			      access);
+}
+
+/*
+ * Registers [@addr, @addr + @length) as tagged offsets [@iova, @iova +
+ * @length): a peer names the region's first octet @iova.  Errors as
+ * iw_reg_mr(), and EINVAL for offsets that wrap past 2^64.
+ */
+struct iw_mr *iw_reg_mr_iova(struct iw_pd *pd, void *addr, size_t length,
+			     uint64_t iova, int access)
+{
 	const int known = IW_ACCESS_LOCAL_WRITE | IW_ACCESS_REMOTE_WRITE |
 			  IW_ACCESS_REMOTE_READ | IW_ACCESS_REMOTE_ATOMIC;
 	uint32_t ddp_access = 0;
@@ -115,8 +127,8 @@ struct iw_mr *iw_reg_mr(struct iw_pd *pd, void *addr, size_t length,
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = ddp_mr_register(&pd->ctx->stags, pd->id, (uint64_t)(uintptr_t)addr,
-			     addr, length, ddp_access, &mr->lkey);
+	rc = ddp_mr_register(&pd->ctx->stags, pd->id, iova, addr, length,
+			     ddp_access, &mr->lkey);
 	if (rc) {
 		free(mr);
 		errno = -rc;

@@ -11,9 +11,6 @@
 
 #include "verbs/verbs.h"
 
-#define QP_MAX_WR 16384
-#define QP_MAX_INLINE 1024
-
 /*
  * The lock that guards a QP: its own, or once it is attached to a
  * connection, the connection's.  It may change while we wait for it.
@@ -335,6 +332,7 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 		[IW_WR_SEND_WITH_INV] = RDMAP_WR_SEND_INV,
 		[IW_WR_RDMA_WRITE] = RDMAP_WR_WRITE,
 		[IW_WR_RDMA_READ] = RDMAP_WR_READ,
+		[IW_WR_LOCAL_INV] = RDMAP_WR_LOCAL_INV,
 		[IW_WR_RDMA_WRITE_WITH_IMM] = RDMAP_WR_WRITE_IMM,
 		[IW_WR_SEND_WITH_IMM] = RDMAP_WR_IMM,
 		[IW_WR_ATOMIC_CMP_AND_SWP] = RDMAP_WR_ATOMIC,
@@ -353,7 +351,9 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 			.rkey = wr->rdma.rkey,
 			.remote_addr = wr->rdma.remote_addr,
 			.sge = (const struct rdmap_sge *)wr->sg_list,
-			.num_sge = (uint32_t)wr->num_sge,
+			.num_sge = wr->opcode == IW_WR_LOCAL_INV
+					   ? 0
+					   : (uint32_t)wr->num_sge,
 		};
 
 		if ((unsigned int)wr->opcode > IW_WR_ATOMIC_FETCH_AND_ADD ||
@@ -372,11 +372,13 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 					   : 0) |
 				  (wr->send_flags & IW_SEND_INLINE ? RDMAP_WR_INLINE
 								    : 0) |
+				  (wr->send_flags & IW_SEND_FENCE ? RDMAP_WR_FENCE
+								   : 0) |
 				  ((wr->send_flags & IW_SEND_SIGNALED) ||
 						   qp->sig_all
 					   ? RDMAP_WR_SIGNALED
 					   : 0);
-			if (wr->opcode > IW_WR_RDMA_READ)
+			if (wr->opcode >= IW_WR_RDMA_WRITE_WITH_IMM)
 				ext_operands(&w, wr);
 			rc = rdmap_post_send(&qp->engine, &w);
 		}
@@ -459,6 +461,7 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 		[RDMAP_WC_WRITE] = IW_WC_RDMA_WRITE,
 		[RDMAP_WC_READ] = IW_WC_RDMA_READ,
 		[RDMAP_WC_RECV] = IW_WC_RECV,
+		[RDMAP_WC_LOCAL_INV] = IW_WC_LOCAL_INV,
 		[RDMAP_WC_FETCH_ADD] = IW_WC_FETCH_ADD,
 		[RDMAP_WC_CMP_SWAP] = IW_WC_COMP_SWAP,
 		/* no work request of this API asks for a plain Swap */
@@ -477,6 +480,7 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 			    ((c->flags & RDMAP_CQE_IMM) ? IW_WC_WITH_IMM : 0),
 		.qp = qp,
 		.err = c->status == RDMAP_WC_SUCCESS ? 0 : c->err,
+		.qp_context = qp->qp_context,
 		.imm_data = c->imm,
 	};
 

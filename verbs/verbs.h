@@ -38,6 +38,11 @@ _Static_assert(sizeof(struct iw_sge) == sizeof(struct rdmap_sge) &&
 			       offsetof(struct rdmap_sge, lkey),
 	       "struct iw_sge and struct rdmap_sge must have one layout");
 
+/* The largest values the calls take (iw_query_device() reports them). */
+#define QP_MAX_WR 16384
+#define QP_MAX_INLINE 1024
+#define CQ_MAX_CQE (1 << 22)
+
 /*
  * An event loop of the context: a libevent base and, unless the
  * application drives it, a thread dispatching it.  Connections are spread
@@ -129,6 +134,7 @@ struct iw_cq {
 	_Alignas(64) struct grace grace; /* pollers against QPs going away */
 	_Atomic(struct cq_qps *) qps;
 	atomic_uint next_qp; /* where the next empty poll starts; counts them */
+	atomic_uint busy_polls; /* polls that found completions but not many */
 	atomic_bool armed;
 	atomic_bool solicited_only;
 	atomic_bool overrun;

@@ -95,6 +95,30 @@ int iw_progress(struct iw_context *ctx, int timeout_ms);
  * environment turns it on at iw_open(). */
 void iw_set_debug(struct iw_context *ctx, int level);
 
+/*
+ * What the library can do: the largest values each call takes.  Fields
+ * are only ever added at the end; @attr_size says how many the caller
+ * knows (sizeof(struct iw_device_attr) where it was compiled).
+ */
+struct iw_device_attr {
+	uint32_t max_qp;	  /* queue pairs at once (descriptor limit) */
+	uint32_t max_qp_wr;	  /* send or receive queue depth */
+	uint32_t max_sge;	  /* buffers per work request */
+	uint32_t max_inline_data; /* octets a Send or Write carries inline */
+	uint32_t max_cq;	  /* completion queues at once */
+	uint32_t max_cqe;	  /* completions one CQ holds */
+	uint32_t max_mr;	  /* registrations at once */
+	uint64_t max_mr_size;	  /* octets one region covers */
+	uint32_t max_srq_wr;
+	uint32_t max_srq_sge;
+	uint16_t max_ird;	  /* inbound RDMA Reads at once (RFC 6581) */
+	uint16_t max_ord;	  /* outbound RDMA Reads at once */
+	uint16_t max_private_data; /* octets of MPA private data */
+};
+
+int iw_query_device(struct iw_context *ctx, struct iw_device_attr *attr,
+		    size_t attr_size);
+
 /* ---- protection domains and memory regions ------------------------ */
 
 struct iw_pd *iw_alloc_pd(struct iw_context *ctx);
@@ -118,6 +142,9 @@ struct iw_mr {
 
 struct iw_mr *iw_reg_mr(struct iw_pd *pd, void *addr, size_t length,
 			int access);
+/* The same, with tagged offsets that start at @iova instead of @addr. */
+struct iw_mr *iw_reg_mr_iova(struct iw_pd *pd, void *addr, size_t length,
+			     uint64_t iova, int access);
 int iw_dereg_mr(struct iw_mr *mr);
 
 /* ---- completion queues -------------------------------------------- */
@@ -137,6 +164,7 @@ enum iw_wc_opcode {
 	IW_WC_RDMA_WRITE,
 	IW_WC_RDMA_READ,
 	IW_WC_RECV,
+	IW_WC_LOCAL_INV,
 	/* RFC 7306 */
 	IW_WC_COMP_SWAP,
 	IW_WC_FETCH_ADD,
@@ -164,6 +192,8 @@ struct iw_wc {
 	unsigned int wc_flags;
 	struct iw_qp *qp;
 	int err; /* the library code behind a failed status, else 0 */
+	/* the qp_context of @qp, still good after the QP is destroyed */
+	void *qp_context;
 	/* libiwarp 0.3 */
 	uint64_t imm_data; /* with IW_WC_WITH_IMM: the 8 octets, else 0 */
 };
@@ -267,6 +297,7 @@ enum iw_wr_opcode {
 	IW_WR_SEND_WITH_INV,
 	IW_WR_RDMA_WRITE,
 	IW_WR_RDMA_READ,
+	IW_WR_LOCAL_INV, /* invalidate_rkey: one of our own STags */
 	/* RFC 7306, on a QP that enabled the extension */
 	IW_WR_RDMA_WRITE_WITH_IMM, /* the Write, then imm_data */
 	IW_WR_SEND_WITH_IMM,	   /* imm_data alone: no payload */
@@ -278,6 +309,7 @@ enum iw_send_flags {
 	IW_SEND_SIGNALED = 1 << 0,
 	IW_SEND_SOLICITED = 1 << 1,
 	IW_SEND_INLINE = 1 << 2,
+	IW_SEND_FENCE = 1 << 3, /* wait for every earlier RDMA Read, atomic */
 };
 
 struct iw_send_wr {
@@ -287,7 +319,7 @@ struct iw_send_wr {
 	int num_sge;
 	enum iw_wr_opcode opcode;
 	unsigned int send_flags;
-	uint32_t invalidate_rkey; /* IW_WR_SEND_WITH_INV */
+	uint32_t invalidate_rkey; /* IW_WR_SEND_WITH_INV, IW_WR_LOCAL_INV */
 	union {
 		struct {
 			uint64_t remote_addr;

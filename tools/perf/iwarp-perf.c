@@ -27,7 +27,7 @@
 #define DEFAULT_TIMEOUT_MS 10000
 
 /* perftest's counts, cut so that no size moves much over 1 GiB. */
-static uint64_t perf_default_iters(const struct perf_opts *o, size_t size)
+uint64_t perf_default_iters(const struct perf_opts *o, size_t size)
 {
 	uint64_t n = o->mode == PERF_LAT ? 1000 : o->mode == PERF_BW ? 5000
 								  : 100000;
@@ -41,21 +41,27 @@ static uint64_t perf_default_iters(const struct perf_opts *o, size_t size)
 /* ---- the client's run ---------------------------------------------------- */
 
 /* Every size: the libiwarp step, the TCP step that repeats it, a row. */
-static int run_client(struct perf_opts *o, const char *tcp_port)
+static int run_client(struct perf_opts *o, const char *tcp_port,
+		      struct perf_idle *idle)
 {
 	struct perf_client *c = NULL;
 	struct perf_tcp *t = NULL;
 	uint64_t per_qp[PERF_MAX_QPS];
 	size_t size = o->sweep ? PERF_SWEEP_MIN : o->size;
-	char conn[192], words[256];
-	int rc = perf_client_open(&c, o);
+	char conn[192], words[256], idle_json[512];
+	int rc;
 
+	if (o->threads)
+		return perf_threads_run(o, tcp_port, idle);
+	rc = perf_client_open(&c, o, idle);
 	if (!rc && o->tcp)
 		rc = perf_tcp_open(&t, o, o->host, tcp_port);
 	if (!rc) {
 		perf_client_header(c, conn, sizeof(conn));
 		snprintf(words, sizeof(words), "%s:%s, %s", o->host, o->port,
 			 conn);
+		if (idle)
+			perf_idle_report(idle, o, idle_json, sizeof(idle_json));
 		perf_report_header(o, words, true);
 	}
 	for (; !rc && size <= o->size; size *= 2) {
@@ -63,10 +69,17 @@ static int run_client(struct perf_opts *o, const char *tcp_port)
 		uint64_t iters = o->duration ? 0
 				 : o->iters  ? o->iters
 					     : perf_default_iters(o, size);
+		double user, sys;
 
+		r.extra_json = idle ? idle_json : NULL;
+		perf_cpu_now(&user, &sys);
 		rc = perf_client_step(c, size, iters, &r, per_qp);
-		if (!rc && t)
+		perf_cpu_since(&r, user, sys);
+		if (!rc && t) {
+			perf_cpu_now(&user, &sys);
 			rc = perf_tcp_step(t, size, per_qp, &tr);
+			perf_cpu_since(&tr, user, sys);
+		}
 		if (!rc)
 			perf_report_row(o, size, &r, t ? &tr : NULL);
 		tool_stats_free(&r.lat);
@@ -112,7 +125,7 @@ static int server_ports(int fd, int ms, char *iw, char *tcp)
 }
 
 /* Server and client in one process on 127.0.0.1, as iwarp-ping does. */
-static int run_loopback(struct perf_opts *o)
+static int run_loopback(struct perf_opts *o, struct perf_idle *idle)
 {
 	struct loopback l = { .o = *o };
 	char iw_port[16], tcp_port[16];
@@ -136,7 +149,8 @@ static int run_loopback(struct perf_opts *o)
 	if (!rc) {
 		o->host = "127.0.0.1";
 		o->port = iw_port;
-		rc = o->perftest ? perf_pt_client(o) : run_client(o, tcp_port);
+		rc = o->perftest ? perf_pt_client(o)
+				 : run_client(o, tcp_port, idle);
 	}
 	atomic_store(&l.client_gone, true);
 	pthread_join(th, NULL);
@@ -167,7 +181,12 @@ static void usage(FILE *f)
 "                           100000 rate, 1000 lat, cut to 1 GiB / size but\n"
 "                           not below 100)\n"
 "      --duration SECONDS   run each size this long instead\n"
-"  -q, --qps N              connections in parallel, results summed (1)\n"
+"  -q, --qps N              connections in parallel, results summed (1;\n"
+"                           at most %u)\n"
+"      --threads N          N connections, each driven by a thread of its\n"
+"                           own with a CQ of its own (TCP: N sockets, a\n"
+"                           thread each); rates summed, latency the\n"
+"                           median of the threads' (at most %u)\n"
 "  -D, --depth DEPTH        work requests outstanding per QP (128; lat: 1)\n"
 "  -p, --port PORT          iWARP port (18515); the server also listens on\n"
 "                           TCP port PORT+1 for the --tcp comparison\n"
@@ -193,16 +212,20 @@ static void usage(FILE *f)
 "                           who runs libiwarp's receive path besides the\n"
 "                           polling threads: a library thread (default),\n"
 "                           nobody else, or N library threads\n"
+"      --idle N             first connect N idle QPs on the same device to\n"
+"                           a child process, and report the memory they\n"
+"                           take (at most %u)\n"
 "      --timeout SECONDS    bound of every wait (10)\n"
 "      --max-size SIZE      server: largest buffer it registers (1g)\n"
 "  -d, --debug              libiwarp's debug log on stderr\n"
-"  -h, --help\n");
+"  -h, --help\n",
+		PERF_MAX_QPS, PERF_MAX_THREADS, PERF_MAX_IDLE);
 }
 
 enum {
 	OPT_DURATION = 256, OPT_CRC, OPT_MARKERS, OPT_MPA_REV, OPT_TCP,
 	OPT_JSON, OPT_LOOPBACK, OPT_TIMEOUT, OPT_MAX_SIZE, OPT_PERFTEST,
-	OPT_RX_DEPTH, OPT_PROGRESS,
+	OPT_RX_DEPTH, OPT_PROGRESS, OPT_THREADS, OPT_IDLE,
 };
 
 static const struct option longopts[] = {
@@ -229,6 +252,8 @@ static const struct option longopts[] = {
 	{ "perftest", no_argument, NULL, OPT_PERFTEST },
 	{ "rx-depth", required_argument, NULL, OPT_RX_DEPTH },
 	{ "progress", required_argument, NULL, OPT_PROGRESS },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "idle", required_argument, NULL, OPT_IDLE },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 }
 };
@@ -385,6 +410,16 @@ static int take_option(struct perf_opts *o, int opt, const char *arg,
 			return bad("--progress takes thread, manual or 1 to 64");
 		}
 		break;
+	case OPT_THREADS:
+		if (!parse_num(arg, 1, PERF_MAX_THREADS, &v))
+			return bad("--threads takes 1 to %u", PERF_MAX_THREADS);
+		o->threads = (uint32_t)v;
+		break;
+	case OPT_IDLE:
+		if (!parse_num(arg, 1, PERF_MAX_IDLE, &v))
+			return bad("--idle takes 1 to %u", PERF_MAX_IDLE);
+		o->idle = (uint32_t)v;
+		break;
 	case OPT_RX_DEPTH:
 		if (!parse_num(arg, 1, PERF_MAX_DEPTH, &v))
 			return bad("--rx-depth takes 1 to %u", PERF_MAX_DEPTH);
@@ -418,7 +453,8 @@ static int settle_perftest(struct perf_opts *o)
 }
 
 /* Defaults that depend on the mode, and the combinations that make no sense. */
-static int settle(struct perf_opts *o, bool size_set, bool depth_set)
+static int settle(struct perf_opts *o, bool size_set, bool depth_set,
+		  bool qps_set)
 {
 	if (o->sweep && size_set)
 		return bad("-a and -s exclude each other");
@@ -437,6 +473,16 @@ static int settle(struct perf_opts *o, bool size_set, bool depth_set)
 		return bad("lat runs one operation at a time: no -D");
 	if (o->rx_depth && !o->perftest)
 		return bad("--rx-depth is perftest's: it needs --perftest");
+	if (o->threads && qps_set && o->qps != o->threads)
+		return bad("--threads N runs N QPs, one a thread: no other -q");
+	if (o->threads)
+		o->qps = o->threads;
+	if (o->threads && o->perftest)
+		return bad("--perftest runs no --threads");
+	if (o->idle && o->perftest)
+		return bad("--perftest runs no --idle");
+	if (o->idle && !o->host && !o->loopback)
+		return bad("--idle is the client's: a HOST or --loopback");
 	if (!o->rx_depth)
 		o->rx_depth = PT_DEF_RX_DEPTH;
 	return o->perftest ? settle_perftest(o) : 0;
@@ -448,7 +494,8 @@ int main(int argc, char **argv)
 		.qps = 1, .depth = 128, .port = PERF_PORT,
 		.timeout_ms = DEFAULT_TIMEOUT_MS, .max_size = PERF_SERVER_MAX,
 	};
-	bool size_set = false, depth_set = false;
+	bool size_set = false, depth_set = false, qps_set = false;
+	struct perf_idle *idle = NULL;
 	int opt, rc;
 
 	iw_mpa_opts_default(&o.mpa);
@@ -459,6 +506,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		depth_set |= opt == 'D';
+		qps_set |= opt == 'q';
 		rc = take_option(&o, opt, optarg, &size_set);
 		if (rc)
 			return rc;
@@ -470,19 +518,27 @@ int main(int argc, char **argv)
 	o.host = optind < argc ? argv[optind] : NULL;
 	if (o.bind && (o.host || o.loopback))
 		return bad("--bind names a server's address: no HOST, no --loopback");
-	rc = settle(&o, size_set, depth_set);
+	rc = settle(&o, size_set, depth_set, qps_set);
 	if (rc)
 		return rc;
+	/* before any thread: the idle QPs' far ends run in a child */
+	if (o.idle && perf_idle_fork(&idle, &o)) {
+		perf_idle_close(idle);
+		return 1;
+	}
 	if (o.loopback)
-		return run_loopback(&o);
-	if (o.perftest)
-		return o.host ? perf_pt_client(&o) : perf_pt_server(&o, -1);
-	if (o.host) {
+		rc = run_loopback(&o, idle);
+	else if (o.perftest)
+		rc = o.host ? perf_pt_client(&o) : perf_pt_server(&o, -1);
+	else if (o.host) {
 		char tcp_port[24];
 
 		snprintf(tcp_port, sizeof(tcp_port), "%ld",
 			 strtol(o.port, NULL, 10) + 1);
-		return run_client(&o, tcp_port);
+		rc = run_client(&o, tcp_port, idle);
+	} else {
+		rc = perf_server_run(&o, -1);
 	}
-	return perf_server_run(&o, -1);
+	perf_idle_close(idle);
+	return rc;
 }

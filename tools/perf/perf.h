@@ -22,7 +22,9 @@
 #define PERF_PORT "18515"
 #define PERF_SWEEP_MIN 2
 #define PERF_SWEEP_MAX (8u << 20)
-#define PERF_MAX_QPS 64
+#define PERF_MAX_QPS 1024
+#define PERF_MAX_THREADS 256
+#define PERF_MAX_IDLE 100000
 #define PERF_MAX_DEPTH 16383 /* the RFC 6581 IRD/ORD limit bounds Reads */
 #define PERF_SERVER_MAX (1ull << 30) /* --max-size default */
 
@@ -56,6 +58,8 @@ struct perf_opts {
 	uint64_t iters;	   /* per QP; 0: the default for the size */
 	double duration;   /* seconds per size; 0: count iterations */
 	uint32_t qps, depth;
+	uint32_t threads;  /* --threads: QPs, one application thread each */
+	uint32_t idle;	   /* --idle: idle QPs connected beside the busy ones */
 	bool tcp, json, debug, loopback, event;
 	bool perftest;	   /* perftest's exchange instead of ours */
 	uint32_t rx_depth; /* perftest's -r: receives for Sends */
@@ -77,9 +81,29 @@ struct perf_result {
 	uint64_t bytes;
 	double seconds;
 	struct tool_stats lat; /* microseconds per operation */
+	/* getrusage() over the step: user and system seconds */
+	bool have_cpu;
+	double cpu_user, cpu_sys;
+	/*
+	 * --threads: rates are the sum of each thread's, latency figures the
+	 * median of each thread's (lat above is then empty)
+	 */
+	bool merged;
+	double gbps, mmsgps;
+	bool have_lat;
+	double min, avg, p50, p90, p99, max;
+	/* more of the JSON row ("key":value,...), or NULL */
+	const char *extra_json;
 };
 
+/* Process CPU time so far, user and system, in seconds. */
+void perf_cpu_now(double *user, double *sys);
+/* Adds the CPU time since (@user0, @sys0) to @r. */
+void perf_cpu_since(struct perf_result *r, double user0, double sys0);
+
 int perf_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Operations per QP for @size when neither -n nor --duration says. */
+uint64_t perf_default_iters(const struct perf_opts *o, size_t size);
 const char *perf_mode_name(enum perf_mode m);
 const char *perf_test_name(enum perf_test t);
 /* Reserves room for @n samples so the data path never allocates. */
@@ -97,6 +121,7 @@ void perf_stats_reserve(struct tool_stats *s, uint64_t n);
 struct perf_req {
 	uint8_t mode, test;
 	bool tcp;
+	bool threads; /* one server thread per QP, and per TCP socket */
 	uint32_t session; /* the QPs of one run share it */
 	uint16_t qp_index, qp_count;
 	uint32_t depth;
@@ -153,8 +178,9 @@ int perf_ctrl_decode(const uint8_t *p, size_t len, struct perf_ctrl *c);
 struct perf_ep {
 	uint32_t index;
 	struct iw_qp *qp;
+	struct iw_cq *cq; /* a CQ of its own (a --threads server), or NULL */
 	struct iw_cm_id *id;
-	bool up;
+	atomic_bool up; /* another thread may watch it (--threads) */
 	uint8_t *buf; /* advertised: Write sink, Read source, Send sink */
 	uint8_t *src; /* local source of Sends and Writes (client) */
 	uint8_t *ctrl; /* PERF_CTRL_SLOTS receive slots */
@@ -176,7 +202,8 @@ struct perf_ep {
 	struct perf_ctrl reply; /* the last control message received */
 	bool got_reply;
 	/* server: what a step brought, and the receives posted and granted */
-	bool stepping, watching;
+	atomic_bool stepping;
+	bool watching;
 	uint32_t step_size;
 	uint64_t rx_msgs, rx_bytes, rx_posted, rx_granted, rx_pending;
 };
@@ -192,9 +219,20 @@ struct perf_dev {
 	uint32_t depth;
 	uint32_t rfc7306; /* QPs and buffers created take it (iw_rfc7306) */
 	char where[128];
+	/*
+	 * --threads: a part of another device, whose context and PD it
+	 * borrows (and the channel, with @cm_watched).
+	 */
+	bool part;
+	/* another thread takes the channel's events: the endpoints' up flags
+	 * and *@failed say what they were */
+	bool cm_watched;
+	atomic_bool *failed;
 };
 
 int perf_dev_open(struct perf_dev *d, const struct perf_opts *o);
+int perf_dev_part(struct perf_dev *d, const struct perf_dev *whole,
+		  bool own_channel);
 void perf_dev_close(struct perf_dev *d);
 int perf_dev_endpoints(struct perf_dev *d, uint32_t n, uint32_t depth,
 		       uint32_t send_wr, uint32_t recv_wr);
@@ -224,11 +262,51 @@ int perf_ep_step_alloc(struct perf_ep *e, uint32_t depth);
 /* ---- the two ends over libiwarp ------------------------------------------ */
 
 struct perf_client;
-int perf_client_open(struct perf_client **cp, const struct perf_opts *o);
+struct perf_idle;
+int perf_client_open(struct perf_client **cp, const struct perf_opts *o,
+		     struct perf_idle *idle);
 int perf_client_step(struct perf_client *c, size_t size, uint64_t iters,
 		     struct perf_result *r, uint64_t *per_qp_iters);
 void perf_client_header(struct perf_client *c, char *out, size_t len);
 void perf_client_close(struct perf_client *c);
+/* --threads: client @index of @count, on @whole's context, one QP. */
+int perf_client_open_part(struct perf_client **cp, const struct perf_opts *o,
+			  const struct perf_dev *whole, uint32_t index,
+			  uint32_t count, uint32_t session);
+/*
+ * --threads: where the parts line up before each pattern.  No lock: each
+ * part counts itself in and waits (yielding) for the others; a part that
+ * will never come abandons the line, and nobody waits any more.
+ */
+struct perf_start {
+	uint32_t n;
+	atomic_uint arrived; /* over every step so far */
+	atomic_bool abandoned;
+};
+void perf_start_wait(struct perf_start *s, uint64_t *steps);
+void perf_client_start_together(struct perf_client *c,
+				struct perf_start *start);
+
+/* ---- --threads (perf_threads.c) ------------------------------------------ */
+
+int perf_threads_run(const struct perf_opts *o, const char *tcp_port,
+		     struct perf_idle *idle);
+void perf_merge(struct perf_result *into, struct perf_result *parts,
+		uint32_t n);
+
+/* ---- --idle (perf_idle.c) ------------------------------------------------ */
+
+/* Forks the process that takes the idle QPs' far ends: before any thread. */
+int perf_idle_fork(struct perf_idle **ip, const struct perf_opts *o);
+/* Connects the idle QPs on @d's context; measures what they cost. */
+int perf_idle_connect(struct perf_idle *i, struct perf_dev *d);
+/* Says what they cost: a header line (not with --json), and @json for
+ * every row. */
+void perf_idle_report(const struct perf_idle *i, const struct perf_opts *o,
+		      char *json, size_t len);
+/* Destroys the idle QPs, before the device they are on closes. */
+void perf_idle_release(struct perf_idle *i);
+void perf_idle_close(struct perf_idle *i);
 
 int perf_server_run(const struct perf_opts *o, int ready_fd);
 

@@ -47,6 +47,12 @@ struct perf_client {
 	uint64_t atomic_last[PERF_MAX_QPS]; /* the last Fetch and Add result */
 	bool atomic_seen[PERF_MAX_QPS];
 	bool atomic_wrong;
+	/* --threads: this client's QP is number qp_base of the run's qp_total;
+	 * the parts start each pattern together */
+	uint32_t qp_base, qp_total;
+	struct perf_start *start;
+	uint64_t starts; /* the steps it has lined up for */
+	struct perf_idle *idle; /* on our device: it goes before the device */
 	uint64_t bytes_sent[PERF_MAX_QPS];
 	uint64_t msgs_sent[PERF_MAX_QPS];
 	double t_last; /* the latest completion of the pattern */
@@ -540,7 +546,10 @@ int perf_client_step(struct perf_client *c, size_t size, uint64_t iters,
 
 	c->r = r;
 	perf_stats_reserve(&r->lat, c->o->duration ? 0 : iters * c->d.n_ep);
-	if (begin(c, size, iters))
+	rc = begin(c, size, iters);
+	if (c->start)
+		perf_start_wait(c->start, &c->starts); /* even a failed part */
+	if (rc)
 		return -1;
 	t0 = c->t_last = tool_now_us();
 	rc = pingpong ? ping_pong(c, iters, t0) : stream(c, iters, t0);
@@ -594,8 +603,9 @@ static int connect_ep(struct perf_client *c, struct perf_ep *e, size_t len)
 	const struct perf_opts *o = c->o;
 	struct perf_req q = {
 		.mode = (uint8_t)o->mode, .test = (uint8_t)o->test,
-		.tcp = o->tcp, .session = c->session,
-		.qp_index = (uint16_t)e->index, .qp_count = (uint16_t)o->qps,
+		.tcp = o->tcp, .threads = o->threads > 0, .session = c->session,
+		.qp_index = (uint16_t)(c->qp_base + e->index),
+		.qp_count = (uint16_t)c->qp_total,
 		.depth = c->depth, .buf_len = len,
 		.sink_addr = (uintptr_t)e->buf, .sink_rkey = e->buf_mr->rkey,
 	};
@@ -625,17 +635,10 @@ static int connect_ep(struct perf_client *c, struct perf_ep *e, size_t len)
 	return rc;
 }
 
-/*
- * Opens the device and connects -q QPs, each with memory for the largest
- * size: a sink the server may write to, a source, and receives posted
- * before the connection so nothing the server sends finds none.
- */
-int perf_client_open(struct perf_client **cp, const struct perf_opts *o)
+/* What the options make of a client, before it has a device. */
+static struct perf_client *client_new(const struct perf_opts *o)
 {
 	struct perf_client *c = calloc(1, sizeof(*c));
-	uint32_t send_wr, recv_wr = PERF_CTRL_SLOTS;
-	/* control messages may land in a buffer that receives data */
-	size_t len = o->size > PERF_SLOT_LEN ? o->size : PERF_SLOT_LEN;
 	static const uint8_t op[] = {
 		[PERF_SEND] = IW_WR_SEND,
 		[PERF_WRITE] = IW_WR_RDMA_WRITE,
@@ -644,29 +647,42 @@ int perf_client_open(struct perf_client **cp, const struct perf_opts *o)
 		[PERF_WRITE_IMM] = IW_WR_RDMA_WRITE_WITH_IMM,
 	};
 
-	*cp = c;
 	if (!c)
-		return perf_fail("out of memory");
+		return NULL;
 	c->o = o;
 	c->depth = o->mode == PERF_LAT ? 1 : o->depth;
 	c->sig = c->depth / 4 ? c->depth / 4 : 1;
 	c->op = op[o->test];
 	c->send_recv_data = o->mode == PERF_LAT && perf_test_receives(o->test);
+	c->session = (uint32_t)getpid() ^ (uint32_t)tool_now_us();
+	c->qp_total = o->qps;
+	return c;
+}
+
+/*
+ * Connects @n QPs on the device, each with memory for the largest size:
+ * a sink the server may write to, a source, and receives posted before
+ * the connection so nothing the server sends finds none.
+ */
+static int client_connect(struct perf_client *c, uint32_t n)
+{
+	const struct perf_opts *o = c->o;
+	uint32_t send_wr, recv_wr = PERF_CTRL_SLOTS;
+	/* control messages may land in a buffer that receives data */
+	size_t len = o->size > PERF_SLOT_LEN ? o->size : PERF_SLOT_LEN;
+
 	/* atomic results: 8 octets per work request in flight */
 	if (o->test == PERF_ATOMIC && len < 8 * (size_t)c->depth)
 		len = 8 * (size_t)c->depth;
-	c->session = (uint32_t)getpid() ^ (uint32_t)tool_now_us();
 	/* STEP goes before the data, END after it: one slot is enough */
 	send_wr = c->depth + 8 < 16384 ? c->depth + 8 : 16384;
-	if (perf_dev_open(&c->d, o))
-		return -1;
 	c->d.rfc7306 = o->test == PERF_ATOMIC	   ? IW_RFC7306_ATOMICS
 		       : o->test == PERF_WRITE_IMM ? IW_RFC7306_IMMEDIATE
 						   : 0;
-	if (perf_dev_endpoints(&c->d, o->qps, c->depth, send_wr, recv_wr))
+	if (perf_dev_endpoints(&c->d, n, c->depth, send_wr, recv_wr))
 		return -1;
 	snprintf(c->d.where, sizeof(c->d.where), "%s:%s", o->host, o->port);
-	for (uint32_t i = 0; i < o->qps; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		struct perf_ep *e = &c->d.ep[i];
 		int rc = perf_ep_memory(&c->d, e, len, true);
 
@@ -686,6 +702,51 @@ int perf_client_open(struct perf_client **cp, const struct perf_opts *o)
 	}
 	perf_describe(&c->d, c->conn, sizeof(c->conn));
 	return 0;
+}
+
+/* Opens the device, connects --idle's QPs on it if any, and -q QPs. */
+int perf_client_open(struct perf_client **cp, const struct perf_opts *o,
+		     struct perf_idle *idle)
+{
+	struct perf_client *c = client_new(o);
+
+	*cp = c;
+	if (!c)
+		return perf_fail("out of memory");
+	if (perf_dev_open(&c->d, o))
+		return -1;
+	c->idle = idle;
+	if (idle && perf_idle_connect(idle, &c->d))
+		return -1;
+	return client_connect(c, o->qps);
+}
+
+/*
+ * --threads: one client of a run of @count, on the context and PD of
+ * @whole, with a CQ, a CM channel and one QP of its own.
+ */
+int perf_client_open_part(struct perf_client **cp, const struct perf_opts *o,
+			  const struct perf_dev *whole, uint32_t index,
+			  uint32_t count, uint32_t session)
+{
+	struct perf_client *c = client_new(o);
+
+	*cp = c;
+	if (!c)
+		return perf_fail("out of memory");
+	c->qp_base = index;
+	c->qp_total = count;
+	c->session = session;
+	if (perf_dev_part(&c->d, whole, true))
+		return -1;
+	return client_connect(c, 1);
+}
+
+/* Each step's pattern starts once every part's server is READY. */
+void perf_client_start_together(struct perf_client *c,
+				struct perf_start *start)
+{
+	c->start = start;
 }
 
 /* How the connections came out, for the header. */
@@ -711,6 +772,7 @@ void perf_client_close(struct perf_client *c)
 			iw_ack_cm_event(ev);
 		e->up = false;
 	}
+	perf_idle_release(c->idle);
 	perf_dev_close(&c->d);
 	free(c);
 }

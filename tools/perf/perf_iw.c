@@ -64,12 +64,34 @@ int perf_dev_open(struct perf_dev *d, const struct perf_opts *o)
 	return 0;
 }
 
+/*
+ * --threads: @d is a part of @whole, a device of its own that borrows the
+ * context and PD (and the CM channel unless @own_channel: another thread
+ * then takes its events, see perf_dev.cm_watched).
+ */
+int perf_dev_part(struct perf_dev *d, const struct perf_dev *whole,
+		  bool own_channel)
+{
+	memset(d, 0, sizeof(*d));
+	d->o = whole->o;
+	d->part = true;
+	d->ctx = whole->ctx;
+	d->pd = whole->pd;
+	d->ch = own_channel ? iw_create_cm_channel(d->ctx) : whole->ch;
+	d->cm_watched = !own_channel;
+	if (!d->ch)
+		return perf_fail("out of resources: %s", strerror(errno));
+	return 0;
+}
+
 static void ep_free(struct perf_ep *e)
 {
 	if (e->id)
 		iw_destroy_id(e->id);
 	if (e->qp)
 		iw_destroy_qp(e->qp);
+	if (e->cq)
+		iw_destroy_cq(e->cq);
 	if (e->buf_mr)
 		iw_dereg_mr(e->buf_mr);
 	if (e->src_mr)
@@ -89,6 +111,13 @@ void perf_dev_close(struct perf_dev *d)
 	free(d->ep);
 	if (d->cq)
 		iw_destroy_cq(d->cq);
+	if (d->part) {
+		/* the whole closes what is borrowed */
+		if (!d->cm_watched && d->ch)
+			iw_destroy_cm_channel(d->ch);
+		memset(d, 0, sizeof(*d));
+		return;
+	}
 	if (d->pd)
 		iw_dealloc_pd(d->pd);
 	if (d->ch)
@@ -169,8 +198,9 @@ int perf_ep_memory(struct perf_dev *d, struct perf_ep *e, size_t len,
 int perf_ep_qp(struct perf_dev *d, struct perf_ep *e, uint32_t send_wr,
 	       uint32_t recv_wr)
 {
+	struct iw_cq *cq = e->cq ? e->cq : d->cq;
 	struct iw_qp_init_attr qa = {
-		.send_cq = d->cq, .recv_cq = d->cq,
+		.send_cq = cq, .recv_cq = cq,
 		.cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr,
 			 .max_send_sge = 1, .max_recv_sge = 1,
 			 .max_inline_data = PERF_CTRL_LEN },
@@ -291,6 +321,21 @@ static struct perf_ep *ep_of_id(struct perf_dev *d, struct iw_cm_id *id)
 }
 
 /*
+ * take_cm() where another thread takes the events (a --threads server):
+ * it has marked the endpoints that went down, and said why when that was
+ * a failure.
+ */
+static int watched_cm(struct perf_dev *d)
+{
+	if (d->failed && atomic_load(d->failed))
+		return -1;
+	for (uint32_t i = 0; i < d->n_ep; i++)
+		if (atomic_load(&d->ep[i].up))
+			return 0;
+	return -2;
+}
+
+/*
  * Takes the CM events that came, without waiting.  A connection that
  * ended is a failure (explained in one line) unless it is a clean close
  * that @closing allows between steps; returns -1 then, -2 once every
@@ -300,6 +345,8 @@ static int take_cm(struct perf_dev *d, bool closing)
 {
 	struct iw_cm_event *ev;
 
+	if (d->cm_watched)
+		return watched_cm(d);
 	while ((ev = perf_event(d, 0))) {
 		struct perf_ep *e = ep_of_id(d, ev->id);
 		bool clean = ev->event == IW_CM_EVENT_DISCONNECTED;
@@ -385,11 +432,16 @@ int perf_poll(struct perf_dev *d, struct iw_wc *wc, int max, int ms,
 	end = tool_now_us() + ms * 1000.0;
 	for (unsigned int round = 1;; round++) {
 		if (sleep) {
+			/* a watched channel is another thread's to look at */
 			struct pollfd p[2] = {
 				{ iw_cq_fd(d->cq), POLLIN, 0 },
-				{ iw_cm_channel_fd(d->ch), POLLIN, 0 },
+				{ d->cm_watched ? -1 : iw_cm_channel_fd(d->ch),
+				  POLLIN, 0 },
 			};
 			int left = (int)((end - tool_now_us()) / 1000) + 1;
+
+			if (d->cm_watched && left > 100)
+				left = 100; /* and it marks what it saw */
 
 			iw_req_notify_cq(d->cq, 0);
 			n = iw_poll_cq(d->cq, max, wc);

@@ -10,10 +10,14 @@
  * lat), or watch the last octet and write back (write lat).  Writes and
  * Reads need nothing from it: it sleeps.  The RFC 7306 tests enable the
  * extension on its QPs: atomics need nothing from it either; Writes with
- * Immediate Data take receives as Sends do.
+ * Immediate Data take receives as Sends do.  A --threads client's run is
+ * served by a thread per QP, each polling a CQ of its own, while the
+ * first thread watches the connections (and a thread per TCP socket).
  */
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +34,9 @@ struct server {
 	struct perf_dev d;
 	struct iw_cm_id *listen;
 	int tcp_fd;
-	struct perf_tcp_server *tcp;
+	struct perf_tcp_server **tcp; /* one, or one per QP with threads */
+	uint32_t n_tcp;
+	atomic_bool failed; /* --threads: a thread has failed */
 	struct perf_req req; /* the run's first request */
 	uint32_t depth;
 	uint32_t rx;	/* send tests: data receives per QP */
@@ -57,6 +63,28 @@ static int refuse(struct server *s, struct iw_cm_id *id, const char *why)
 	iw_destroy_id(id);
 	(void)s;
 	return perf_fail("refused %s: %s", who, why);
+}
+
+/*
+ * --threads: each endpoint has a CQ of its own, which one thread polls;
+ * each thread sees its endpoint as the only one (index 0 in work request
+ * numbers).
+ */
+static int thread_endpoints(struct server *s, uint32_t n, uint32_t recv_wr)
+{
+	s->d.ep = calloc(n, sizeof(*s->d.ep));
+	if (!s->d.ep)
+		return -1;
+	s->d.n_ep = n;
+	s->d.depth = s->depth;
+	for (uint32_t i = 0; i < n; i++) {
+		s->d.ep[i].cq = iw_create_cq(s->d.ctx,
+					     (int)(SERVER_SEND_WR + recv_wr),
+					     NULL);
+		if (!s->d.ep[i].cq)
+			return -1;
+	}
+	return 0;
 }
 
 /* A run's first request fixes its shape; what we cannot do is refused. */
@@ -96,8 +124,9 @@ static int first_request(struct server *s, struct iw_cm_id *id,
 	s->rx = !s->data_recv ? 0 : q->mode == PERF_LAT ? 16 : q->depth;
 	s->grant = s->rx / 4 ? s->rx / 4 : 1;
 	recv_wr = s->data_recv ? s->rx : PERF_CTRL_SLOTS;
-	if (perf_dev_endpoints(&s->d, q->qp_count, q->depth, SERVER_SEND_WR,
-			       recv_wr))
+	if (q->threads ? thread_endpoints(s, q->qp_count, recv_wr)
+		       : perf_dev_endpoints(&s->d, q->qp_count, q->depth,
+					    SERVER_SEND_WR, recv_wr))
 		return refuse(s, id, "out of resources for a CQ that large");
 	return 0;
 }
@@ -420,6 +449,97 @@ static int serve(struct server *s)
 	}
 }
 
+/* ---- --threads ----------------------------------------------------------- */
+
+struct part {
+	struct server s; /* the whole's, but for the device: one endpoint */
+	pthread_t th;
+	int rc;
+};
+
+static void *serve_part(void *arg)
+{
+	struct part *p = arg;
+
+	p->rc = serve(&p->s);
+	if (p->rc)
+		atomic_store(p->s.d.failed, true);
+	return NULL;
+}
+
+/*
+ * Watches the connections of a --threads run for their threads, which
+ * poll only their CQs: marks the endpoints that closed, and stops them
+ * all at a failure (theirs or a connection's).
+ */
+static int watch_parts(struct server *s)
+{
+	for (;;) {
+		struct pollfd p = { iw_cm_channel_fd(s->d.ch), POLLIN, 0 };
+		int rc;
+
+		if (atomic_load(&s->failed))
+			return -1;
+		/* plainly: the threads' polls run a manual loop meanwhile */
+		poll(&p, 1, 200);
+		rc = perf_check_cm(&s->d, PERF_WAIT_CLOSING);
+		if (rc == -2)
+			return 0;
+		if (rc) {
+			atomic_store(&s->failed, true);
+			return -1;
+		}
+	}
+}
+
+/* A thread per endpoint, each serving it alone; this one watches. */
+static int serve_threads(struct server *s)
+{
+	struct part *p = calloc(s->d.n_ep, sizeof(*p));
+	uint32_t started = 0;
+	int rc = p ? 0 : perf_fail("out of memory");
+
+	for (uint32_t i = 0; !rc && i < s->d.n_ep; i++) {
+		struct perf_ep *e = &s->d.ep[i];
+
+		p[i].s = *s;
+		rc = perf_dev_part(&p[i].s.d, &s->d, false);
+		p[i].s.d.failed = &s->failed;
+		p[i].s.d.cq = e->cq;
+		p[i].s.d.ep = e;
+		p[i].s.d.n_ep = 1;
+		p[i].s.d.depth = s->depth;
+		snprintf(p[i].s.d.where, sizeof(p[i].s.d.where), "%s",
+			 s->d.where);
+		if (!rc && pthread_create(&p[i].th, NULL, serve_part, &p[i]))
+			rc = perf_fail("cannot start a thread");
+		started += !rc;
+	}
+	if (rc)
+		atomic_store(&s->failed, true);
+	rc = watch_parts(s) || rc;
+	for (uint32_t i = 0; i < started; i++) {
+		pthread_join(p[i].th, NULL);
+		rc = rc || p[i].rc;
+	}
+	free(p); /* the parts borrowed everything: nothing else to close */
+	return rc ? -1 : 0;
+}
+
+/* The TCP comparison's sockets: one thread for all, or one each. */
+static int serve_tcp(struct server *s)
+{
+	s->n_tcp = s->req.threads ? s->d.n_ep : 1;
+	s->tcp = calloc(s->n_tcp, sizeof(*s->tcp));
+	if (!s->tcp)
+		return perf_fail("out of memory");
+	for (uint32_t i = 0; i < s->n_tcp; i++)
+		if (perf_tcp_serve(s->tcp_fd, s->req.threads ? 1 : s->d.n_ep,
+				   s->o, s->req.buf_len, &s->tcp[i]))
+			return -1;
+	return 0;
+}
+
 /* ---- the run ------------------------------------------------------------- */
 
 static void port_of(struct iw_cm_id *l, char *out, size_t len)
@@ -479,11 +599,12 @@ int perf_server_run(const struct perf_opts *o, int ready_fd)
 	}
 	rc = rc || accept_run(&s);
 	if (!rc && s.req.tcp)
-		rc = perf_tcp_serve(s.tcp_fd, s.d.n_ep, o, s.req.buf_len,
-				    &s.tcp);
-	rc = rc || serve(&s);
+		rc = serve_tcp(&s);
+	rc = rc || (s.req.threads ? serve_threads(&s) : serve(&s));
 	/* shut down now: a socket still in a step means a failure */
-	rc = perf_tcp_serve_end(s.tcp) || rc;
+	for (uint32_t i = 0; i < s.n_tcp; i++)
+		rc = perf_tcp_serve_end(s.tcp[i]) || rc;
+	free(s.tcp);
 	if (s.tcp_fd >= 0)
 		close(s.tcp_fd);
 	if (s.listen)

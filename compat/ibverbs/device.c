@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The one device, iwarp0, and its contexts.  Every context of a process
+ * shares one libiwarp context (one STag table, one progress thread), so
+ * that the objects of a context opened by the application and those of
+ * librdmacm's own can be used together, as they can on a kernel device.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "compat/ibverbs/ibverbs.h"
+#include "compat/ibverbs/sysfs.h"
+
+/*
+ * What ibv_devices and ibv_devinfo print.  The paths name no real sysfs
+ * directory: ibv_read_sysfs_file() answers for them (sysfs.c).
+ */
+static struct ibv_device iwv_device = {
+	.node_type = IBV_NODE_RNIC,
+	.transport_type = IBV_TRANSPORT_IWARP,
+	.name = IWV_DEVICE_NAME,
+	.dev_name = "uverbs_" IWV_DEVICE_NAME,
+	.dev_path = IWV_SYSFS_VERBS "/uverbs_" IWV_DEVICE_NAME,
+	.ibdev_path = IWV_SYSFS_IBDEV "/" IWV_DEVICE_NAME,
+};
+
+/* ---- the process's libiwarp context -------------------------------- */
+
+static pthread_mutex_t iw_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct iw_context *iw_shared;
+static unsigned int iw_users;
+
+/* The shared context, opened by its first user; NULL with errno. */
+struct iw_context *iwv_iw_get(void)
+{
+	struct iw_context *c;
+
+	pthread_mutex_lock(&iw_lock);
+	if (!iw_shared)
+		iw_shared = iw_open(NULL);
+	if (iw_shared)
+		iw_users++;
+	c = iw_shared;
+	pthread_mutex_unlock(&iw_lock);
+	return c;
+}
+
+/* Its last user closes it (every object made from it is gone by then). */
+void iwv_iw_put(void)
+{
+	pthread_mutex_lock(&iw_lock);
+	if (--iw_users == 0) {
+		iw_close(iw_shared);
+		iw_shared = NULL;
+	}
+	pthread_mutex_unlock(&iw_lock);
+}
+
+int iwv_errno(int rc)
+{
+	if (rc >= 0)
+		return 0;
+	if (rc > -IW_ERROR_BASE)
+		return -rc;
+	switch (rc) {
+	case -IW_ELOCAL_PROTECTION:
+		return EFAULT;
+	case -IW_ELOCAL_LENGTH:
+		return EINVAL;
+	case -IW_ENO_READ_CREDIT:
+		return EINVAL;
+	case -IW_ECLOSED:
+		return ENOTCONN;
+	default:
+		return EIO;
+	}
+}
+
+/* ---- device list ---------------------------------------------------- */
+
+struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list = calloc(2, sizeof(*list));
+
+	if (!list) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	list[0] = &iwv_device;
+	if (num_devices)
+		*num_devices = 1;
+	return list;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device ? device->name : NULL;
+}
+
+/* No kernel device, so no kernel index (rdma-core's answer then). */
+int ibv_get_device_index(struct ibv_device *device)
+{
+	(void)device;
+	return -1;
+}
+
+__be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	uint8_t g[8];
+	__be64 v;
+
+	(void)device;
+	iwv_node_guid(g);
+	memcpy(&v, g, sizeof(v));
+	return v;
+}
+
+/* ---- contexts -------------------------------------------------------- */
+
+/* The entry points of ibv_context.ops and the extended context. */
+static void set_ops(struct iwv_context *c)
+{
+	struct verbs_context *v = &c->vctx;
+	struct ibv_context_ops *o = &v->context.ops;
+
+	iwv_set_unsupported_ops(v);
+	o->poll_cq = iwv_poll_cq;
+	o->req_notify_cq = iwv_req_notify_cq;
+	o->post_send = iwv_post_send;
+	o->post_recv = iwv_post_recv;
+	o->post_srq_recv = iwv_post_srq_recv;
+	/* what binaries built against very old headers call through ops */
+#undef ibv_query_port
+	o->_compat_query_device = ibv_query_device;
+	o->_compat_query_port = ibv_query_port;
+	v->query_port = iwv_query_port;
+	v->query_device_ex = iwv_query_device_ex;
+	v->create_cq_ex = iwv_create_cq_ex;
+	v->create_qp_ex = iwv_create_qp_ex;
+	v->create_srq_ex = iwv_create_srq_ex;
+	/* libibverbs 1.1.8 inlines looked for the flow calls here */
+	v->ABI_placeholder1 = (void (*)(void))v->ibv_create_flow;
+	v->ABI_placeholder2 = (void (*)(void))v->ibv_destroy_flow;
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct iwv_context *c;
+
+	if (device != &iwv_device) {
+		errno = ENODEV;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->iw = iwv_iw_get();
+	if (!c->iw) {
+		int e = errno;
+
+		free(c);
+		errno = e ? e : ENOMEM;
+		return NULL;
+	}
+	c->async_fd = eventfd(0, EFD_CLOEXEC);
+	if (c->async_fd < 0) {
+		int e = errno;
+
+		iwv_iw_put();
+		free(c);
+		errno = e;
+		return NULL;
+	}
+	/* as rdma-core sets them up: extended, its size, then the context */
+	c->vctx.sz = sizeof(c->vctx);
+	c->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	c->vctx.context.device = device;
+	c->vctx.context.cmd_fd = -1;
+	c->vctx.context.async_fd = c->async_fd;
+	c->vctx.context.num_comp_vectors = 1;
+	pthread_mutex_init(&c->vctx.context.mutex, NULL);
+	pthread_mutex_init(&c->qps_lock, NULL);
+	set_ops(c);
+	return &c->vctx.context;
+}
+
+/* Every object of the context must be destroyed before.  0, or -1 (errno). */
+int ibv_close_device(struct ibv_context *context)
+{
+	struct iwv_context *c;
+
+	if (!iwv_is_ours(context)) {
+		errno = EINVAL;
+		return -1;
+	}
+	c = to_iwv_ctx(context);
+	close(c->async_fd);
+	pthread_mutex_destroy(&c->qps_lock);
+	pthread_mutex_destroy(&context->mutex);
+	free(c);
+	iwv_iw_put();
+	return 0;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libiwarp's libibverbs: the objects behind rdma-core's structures, each
+ * an rdma-core structure with the libiwarp object it stands for beside
+ * it.  The same layout is read by libiwarp's librdmacm, built from this
+ * tree alongside, which finds the iw_ objects of the verbs objects an
+ * application hands it.  Nothing here is exported: applications see only
+ * the rdma-core structures at the head of each object.
+ */
+#ifndef IWV_IBVERBS_H
+#define IWV_IBVERBS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <iwarp/iwarp.h>
+
+#define IWV_DEVICE_NAME "iwarp0"
+#define IWV_PORT 1
+/* RDMA Read depths offered per QP (perftest reads them as ORD and IRD;
+ * rdma_cm carries them in 8-bit fields) */
+#define IWV_MAX_RD_ATOM 128
+
+#define iwv_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* A libibverbs context: rdma-core's extended context, then ours. */
+struct iwv_context {
+	struct verbs_context vctx; /* its ibv_context is last: ours follow */
+	struct iw_context *iw;	   /* shared by every context of the process */
+	int async_fd;		   /* never readable: no async events yet */
+	pthread_mutex_t qps_lock;
+	struct iwv_qp *qps;	   /* for rdma_connect() by qp_num */
+};
+
+struct iwv_pd {
+	struct ibv_pd pd;
+	struct iw_pd *iw;
+};
+
+struct iwv_mr {
+	struct ibv_mr mr;
+	struct iw_mr *iw;
+	int access;
+};
+
+/*
+ * A completion channel is an epoll descriptor over the eventfds of its
+ * CQs: readable when one of them has an event, as a kernel channel is.
+ */
+struct iwv_comp_channel {
+	struct ibv_comp_channel ch;
+};
+
+struct iwv_cq {
+	struct ibv_cq_ex cq; /* an ibv_cq at its head */
+	struct iw_cq *iw;
+	uint32_t iw_cqe;     /* what the iw CQ holds */
+	uint64_t wc_flags;   /* ibv_create_cq_ex(): what may be read */
+	uint32_t events_reported; /* by ibv_get_cq_event(), under cq.mutex */
+	/* the completion being read between ibv_start_poll() and
+	 * ibv_end_poll(), which hold poll_lock */
+	pthread_mutex_t poll_lock;
+	struct iw_wc cur;
+};
+
+/* Work requests built with the wr_* calls, posted by wr_complete(). */
+#define IWV_WR_BATCH 64
+
+struct iwv_wr_builder {
+	struct iw_send_wr wr[IWV_WR_BATCH];
+	struct iw_sge *sges;	/* max_send_sge for each request */
+	uint8_t *inline_buf;	/* max_inline_data octets for each */
+	unsigned int n;
+	int err; /* the first refusal since wr_start() */
+};
+
+struct iwv_qp {
+	struct ibv_qp_ex qp; /* an ibv_qp at its head */
+	struct iw_qp *iw;
+	struct iwv_qp *next; /* in the context's list */
+	pthread_mutex_t lock; /* state, iw (re-created by RESET) */
+	enum ibv_qp_state state;
+	struct ibv_qp_cap cap;
+	int sq_sig_all;
+	int access;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint64_t send_ops_flags; /* ibv_create_qp_ex(): allowed wr_* */
+	struct iwv_wr_builder *bld;
+	/* work was posted since the QP was made or reset (librdmacm may
+	 * try a refused connection again only with a QP that has none) */
+	atomic_bool posted;
+	/*
+	 * Set by librdmacm while a connection holds the QP: destroying the
+	 * QP (or resetting it) first ends and releases the connection.
+	 */
+	void (*cm_release)(struct iwv_qp *qp);
+	void *cm_id;
+};
+
+struct iwv_srq {
+	struct ibv_srq srq;
+	struct iw_srq *iw;
+	uint32_t max_wr, max_sge;
+};
+
+static inline struct iwv_context *to_iwv_ctx(struct ibv_context *c)
+{
+	return iwv_container_of(c, struct iwv_context, vctx.context);
+}
+
+static inline struct iwv_pd *to_iwv_pd(struct ibv_pd *pd)
+{
+	return iwv_container_of(pd, struct iwv_pd, pd);
+}
+
+static inline struct iwv_mr *to_iwv_mr(struct ibv_mr *mr)
+{
+	return iwv_container_of(mr, struct iwv_mr, mr);
+}
+
+static inline struct iwv_cq *to_iwv_cq(struct ibv_cq *cq)
+{
+	return iwv_container_of(cq, struct iwv_cq, cq);
+}
+
+static inline struct iwv_qp *to_iwv_qp(struct ibv_qp *qp)
+{
+	return iwv_container_of(qp, struct iwv_qp, qp.qp_base);
+}
+
+static inline struct iwv_srq *to_iwv_srq(struct ibv_srq *srq)
+{
+	return iwv_container_of(srq, struct iwv_srq, srq);
+}
+
+/* Whether @c is a context of ours (an application may hand in another). */
+static inline bool iwv_is_ours(struct ibv_context *c)
+{
+	return c && c->device && c->abi_compat == __VERBS_ABI_IS_EXTENDED &&
+	       c->device->transport_type == IBV_TRANSPORT_IWARP &&
+	       !strcmp(c->device->name, IWV_DEVICE_NAME);
+}
+
+/* The QP of @ctx with number @qp_num, or NULL (rdma_connect() by number). */
+static inline struct iwv_qp *iwv_find_qp(struct iwv_context *ctx,
+					 uint32_t qp_num)
+{
+	struct iwv_qp *qp;
+
+	pthread_mutex_lock(&ctx->qps_lock);
+	for (qp = ctx->qps; qp && qp->qp.qp_base.qp_num != qp_num; qp = qp->next)
+		;
+	pthread_mutex_unlock(&ctx->qps_lock);
+	return qp;
+}
+
+/* ---- inside libibverbs only --------------------------------------- */
+
+/* errno for a negative libiwarp code (libiwarp's own codes become EIO). */
+int iwv_errno(int rc);
+
+/* device.c */
+struct iw_context *iwv_iw_get(void);
+void iwv_iw_put(void);
+
+/* query.c */
+int iwv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr);
+int iwv_query_device_ex(struct ibv_context *ctx,
+			const struct ibv_query_device_ex_input *input,
+			struct ibv_device_attr_ex *attr, size_t attr_size);
+int iwv_query_port(struct ibv_context *ctx, uint8_t port,
+		   struct ibv_port_attr *attr, size_t attr_size);
+void iwv_node_guid(uint8_t guid[8]);
+
+/* cq.c */
+int iwv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int iwv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+struct ibv_cq_ex *iwv_create_cq_ex(struct ibv_context *ctx,
+				   struct ibv_cq_init_attr_ex *attr);
+
+/* qp.c */
+int iwv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad);
+int iwv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad);
+struct ibv_qp *iwv_create_qp_ex(struct ibv_context *ctx,
+				struct ibv_qp_init_attr_ex *attr);
+int iwv_send_opcode(enum ibv_wr_opcode op, enum iw_wr_opcode *out);
+unsigned int iwv_send_flags(unsigned int ibv_flags);
+
+/* qp_ex.c */
+int iwv_qp_ex_init(struct iwv_qp *qp);
+void iwv_qp_ex_fini(struct iwv_qp *qp);
+
+/* srq.c */
+int iwv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad);
+struct ibv_srq *iwv_create_srq_ex(struct ibv_context *ctx,
+				  struct ibv_srq_init_attr_ex *attr);
+
+/* unsupported.c: the verbs_context entries iWARP has no use for */
+void iwv_set_unsupported_ops(struct verbs_context *vctx);
+
+#endif /* IWV_IBVERBS_H */

@@ -1,0 +1,45 @@
+# scripts/bench's Markdown: results.json as the README shows it.
+
+def num:
+	if . == null then "—"
+	elif . >= 100 then (. * 10 | round / 10 | tostring)
+	elif . >= 10 then (. * 100 | round / 100 | tostring)
+	else (. * 1000 | round / 1000 | tostring) end;
+def cell($row; $m):
+	$row.modes[$m] as $x |
+	if $x == null or $x.median == null then "—"
+	elif $row.unit != null and $x.libiwarp != null then
+		"\($x.median | num) (\($x.libiwarp | num) / \($x.tcp | num) " +
+		"\($row.unit | sub("us"; "µs")))"
+	else ($x.median | num) end;
+def target($row):
+	if $row.target == null then "—"
+	elif $row.better == "low" then "≤ \($row.target)"
+	else "≥ \($row.target)" end;
+
+"Measured \(.host.date) on \(.host.cores) cores, \(.host.cpu), \(.host.kernel) " +
+"(load \(.host.load_at_start) at the start; revision \(.host.revision)); " +
+"\(.rounds) rounds of \(.duration_s) s runs, `iwarp-perf --loopback --tcp`, " +
+"\(.seconds) s in all.  Each cell is the median over the rounds of the " +
+"ratio libiwarp / TCP measured in one run (libiwarp's and TCP's own " +
+"figures in brackets, also medians); latency ratios are better low, " +
+"the others high.  The best mode's median is held against the target." +
+(if .idle_qps then "  Idle rows: \(.idle_qps) idle QPs." else "" end),
+"",
+"| pattern | manual | thread | best | target | |",
+"|---|---|---|---|---|---|",
+(.rows[] as $r |
+	"| \($r.label) | \(cell($r; "manual")) | \(cell($r; "thread")) | " +
+	"\(if $r.best then "\($r.best.value | num) \($r.best.mode)" else "—" end) | " +
+	"\(target($r)) | \($r.result // "") |"),
+(if (.peers | length) > 0 then
+	"",
+	"8 B half round trip, the same rounds (p50; libfabric's fi_pingpong " +
+	"reports only a mean):",
+	"",
+	"| stack | latency | × raw TCP |",
+	"|---|---|---|",
+	(.peers[] | "| \(.label) | \(.us | num)" +
+		(if .us == null then "" elif .of == "avg" then " µs (mean)"
+		 else " µs" end) + " | \(.times_tcp | num) |")
+ else empty end)

@@ -1,0 +1,106 @@
+# scripts/bench's summary: the raw rows (slurped) and the table's rows
+# ($spec[0]) make results.json.  Every figure of a row is the median over
+# the rounds of that row's figure in each round; each round's ratio comes
+# from one iwarp-perf run, which measured both sides.
+
+def median:
+	map(select(. != null)) | sort |
+	if length == 0 then null
+	elif length % 2 == 1 then .[length / 2 | floor]
+	else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+
+. as $raw |
+def one($id; $mode; $run):
+	[$raw[] | select(.bench.id == $id and .bench.progress == $mode and
+		.bench.run == $run and (.failed | not))] | first;
+def rounds: [$raw[].bench.run] | unique;
+
+# libiwarp's side and TCP's of an absolute figure
+def side($row; $abs):
+	if $row == null then [null, null]
+	elif $abs == "p50" then [$row.lat_us.p50, $row.tcp.lat_us.p50]
+	elif $abs == "p99" then [$row.lat_us.p99, $row.tcp.lat_us.p99]
+	elif $abs == "gbps" then [$row.gbps, $row.tcp.gbps]
+	elif $abs == "mmsgps" then [$row.mmsgps, $row.tcp.mmsgps]
+	elif $abs == "cpu" then [$row.cpu.s_per_gb, $row.tcp.cpu.s_per_gb]
+	else [null, null] end;
+
+# one round's figure of a table row
+def value($spec; $mode; $run):
+	one($spec.run; $mode; $run) as $row |
+	if $spec.value == "send_over_write" then
+		one("rate_write_64"; $mode; $run) as $w |
+		if $row == null or $w == null or ($w.mmsgps // 0) == 0 then null
+		else $row.mmsgps / $w.mmsgps end
+	elif $spec.value == "idle_lat" then
+		one("lat_send"; $mode; $run) as $base |
+		if $row == null or $base == null then null
+		else $row.lat_us.p50 / $base.lat_us.p50 end
+	elif $spec.value == "idle_heap" then $row.idle.heap_kib_per_qp
+	elif $spec.value == "idle_rss" then $row.idle.rss_kib_per_qp
+	elif $row == null then null
+	else $row[$spec.value] end;
+
+def modes: [$raw[] | select(.bench.progress != "-") | .bench.progress] | unique;
+
+def summary($spec):
+	(reduce modes[] as $m ({};
+		. + {($m): (
+			[rounds[] as $r | value($spec; $m; $r)] as $v |
+			[rounds[] as $r | side(one($spec.run; $m; $r); $spec.abs // "")] as $s |
+			{median: ($v | median), values: $v,
+			 libiwarp: ([$s[][0]] | median), tcp: ([$s[][1]] | median)})}
+	)) as $by |
+	([$by | to_entries[] | select(.value.median != null)] |
+		if length == 0 then null
+		elif $spec.better == "low" then min_by(.value.median)
+		else max_by(.value.median) end) as $best |
+	$spec + {modes: $by,
+		best: (if $best == null then null
+		       else {mode: $best.key, value: $best.value.median} end),
+		result: (if $best == null then "no data"
+			 elif $spec.target == null then null
+			 elif $spec.better == "low" then
+				(if $best.value.median <= $spec.target then "pass" else "miss" end)
+			 else
+				(if $best.value.median >= $spec.target then "pass" else "miss" end)
+			 end)};
+
+# the peers' 8-octet latency beside TCP's and ours, all in the same rounds
+def peer($id; $name):
+	[$raw[] | select(.bench.id == $id and (.failed | not))] as $p |
+	if ($p | length) == 0 then empty
+	else {label: $name, of: $p[0].of,
+	      us: ([$p[] | .lat_us.p50 // .lat_us.avg] | median),
+	      runs: ($p | length)} end;
+def ours($id; $name):
+	[$raw[] | select(.bench.id == $id and (.failed | not))] as $p |
+	if ($p | length) == 0 then empty
+	else [modes[] as $m |
+		{mode: $m, us: ([$p[] | select(.bench.progress == $m) |
+			.lat_us.p50] | median)} | select(.us != null)] |
+		min_by(.us) | {label: "\($name) (--progress \(.mode))", of: "p50",
+			us: .us} end;
+def peers:
+	([$raw[] | select(.bench.id == "lat_send" and (.failed | not)) |
+		.tcp.lat_us.p50] | median) as $tcp |
+	[{label: "raw TCP (iwarp-perf --tcp, 8 B ping-pong)", of: "p50", us: $tcp},
+	 peer("peer_ucx_tag"; "UCX tcp, tag send/recv (ucx_perftest -t tag_lat)"),
+	 peer("peer_fi_msg"; "libfabric tcp, msg endpoint (fi_pingpong -p tcp -e msg)"),
+	 peer("peer_fi_rxm"; "libfabric tcp;ofi_rxm, rdm endpoint"),
+	 peer("peer_ucx_put"; "UCX tcp, put (ucx_perftest -t ucp_put_lat)"),
+	 ours("lat_send"; "libiwarp Send"),
+	 ours("lat_write"; "libiwarp Write"),
+	 ours("lat_read"; "libiwarp Read"),
+	 peer("peer_ucx_get"; "UCX tcp, get (ucx_perftest -t ucp_get)")] |
+	if any(.[]; .label | startswith("UCX") or startswith("libfabric"))
+	then map(. + {times_tcp: (if $tcp != null and .us != null
+				  then .us / $tcp else null end)})
+	else [] end;
+
+{host: $host, seconds: $seconds, rounds: $runs, duration_s: $duration,
+ idle_qps: ([$raw[] | .idle.qps // empty] | first),
+ rows: [$spec[0][] | . as $s |
+	select(any($raw[]; .bench.id == $s.run)) | summary(.)],
+ peers: peers,
+ raw: $raw}

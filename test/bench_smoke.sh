@@ -1,0 +1,60 @@
+#!/bin/sh
+# make bench's script runs and writes a well-formed table.  With a few of
+# its runs (one round of short runs, a few idle QPs, no peers): every run
+# recorded, every table row of those runs with a median in each progress
+# mode, a best mode and a verdict (none for a row without a target); a
+# Markdown line per row; --readme replaces only the marked block.  No
+# speed is judged here: a miss is as good as a pass.
+set -eu
+
+. "$top_srcdir/test/testlib.sh"
+need jq jq
+out="$work/bench"
+readme="$work/README.md"
+printf 'before\n<!-- bench:start -->\nold table\n<!-- bench:end -->\nafter\n' \
+	>"$readme"
+BENCH_OUT=$out BENCH_RUNS=1 BENCH_DURATION=0.3 BENCH_IDLE=40 \
+	BENCH_ROWS="lat_send rate_write_64 rate_send_64 threads_2 idle" \
+	timeout 600 "$top_srcdir/scripts/bench" --readme "$readme" \
+	>"$work/stdout" 2>"$work/stderr" ||
+	fail "bench: exit $?: $(cat "$work/stderr") $(tail -n 5 "$out/bench.log")"
+
+r="$out/results.json"
+# 5 runs in 2 modes, none failed
+jq -e '[.raw[] | select(.failed)] == [] and (.raw | length) == 10 and
+	.rounds == 1 and .idle_qps == 40 and .host.cores > 0 and
+	(.host.kernel | length) > 0 and .peers == []' "$r" >/dev/null ||
+	fail "results: $(jq -c 'del(.raw, .rows)' "$r")"
+# the rows of those runs: Send latency p50 and p99, the two rates and
+# their quotient, N = 2, and the three idle rows
+jq -e '[.rows[].run] == ["lat_send", "lat_send", "rate_write_64",
+	"rate_send_64", "rate_send_64", "threads_2", "idle", "idle", "idle"]' \
+	"$r" >/dev/null || fail "rows: $(jq -c '[.rows[].run]' "$r")"
+jq -e 'all(.rows[];
+	(.modes.manual.median > 0) and (.modes.thread.median > 0) and
+	(.best.mode == "manual" or .best.mode == "thread") and
+	.best.value == .modes[.best.mode].median and
+	(if .target == null then .result == null
+	 else .result == "pass" or .result == "miss" end))' "$r" >/dev/null ||
+	fail "a row without its figures: $(jq -c '.rows[]' "$r" | head -c 600)"
+# the send rate over the write rate is what the two rows measured
+jq -e '(.rows[4].modes.manual.median * 1e6 | round) ==
+	(.raw | (map(select(.bench.id == "rate_send_64" and
+			    .bench.progress == "manual"))[0].mmsgps) /
+		(map(select(.bench.id == "rate_write_64" and
+			    .bench.progress == "manual"))[0].mmsgps) *
+		1e6 | round)' "$r" >/dev/null ||
+	fail "send/write quotient: $(jq -c '.rows[4]' "$r")"
+
+# Markdown: a line per row after the header, and the same in the README
+[ "$(grep -c '^| ' "$work/stdout")" -eq 10 ] ||
+	fail "table: $(cat "$work/stdout")"
+grep -q '^| 8 B Send ping-pong latency, p50 | [0-9.]* (' "$work/stdout" ||
+	fail "latency row: $(grep 'p50' "$work/stdout")"
+cmp -s "$out/results.md" "$work/stdout" || fail "results.md is not the table"
+[ "$(head -n 2 "$readme")" = "before
+<!-- bench:start -->" ] && [ "$(tail -n 2 "$readme")" = "<!-- bench:end -->
+after" ] && ! grep -q "old table" "$readme" &&
+	[ "$(grep -c '^| ' "$readme")" -eq 10 ] ||
+	fail "--readme: $(cat "$readme")"
+echo "bench_smoke: 5 runs in 2 modes, 9 rows, the Markdown and the README"

@@ -1,0 +1,85 @@
+#!/bin/sh
+# Debian's perftest over rdma_cm (-R, which iWARP needs): ib_send_bw,
+# ib_write_bw, ib_read_bw, ib_send_lat, ib_write_lat and ib_read_lat,
+# both ends under iwarp-run, then perftest's server against iwarp-perf
+# --perftest's client and iwarp-perf's server against perftest's client.
+# Every run must end well on both sides and report the size and count
+# asked for, with a positive figure.  (Speed is not judged here.)
+#
+# perftest's servers take no listening address (Debian's perftest 4.5
+# loses --source_ip's string), so they listen on the wildcard address;
+# every client connects to 127.0.0.1.
+set -eu
+
+. "$top_srcdir/test/testlib.sh"
+run="$abs_top_builddir/tools/run/iwarp-run"
+perf="$abs_top_builddir/tools/iwarp-perf"
+for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat \
+	ib_read_lat; do
+	need "$t" perftest
+done
+server=
+cleanup() {
+	[ -n "$server" ] && kill "$server" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+iters=500
+
+# perftest's result line in $1 (the one after the "#bytes" header) for
+# size $2: the size, $iters iterations and a positive average (bandwidth
+# tests, 4th field) or minimum latency (latency tests, 3rd field).
+result_ok() {
+	awk -v size="$2" -v n="$iters" '
+	/#bytes/ { hdr = 1; lat = /t_min/; next }
+	hdr && NF >= 5 {
+		v = lat ? $3 : $4
+		ok = $1 == size && $2 == n && v + 0 > 0
+		hdr = 0; rows++
+	}
+	END { exit !(rows == 1 && ok) }' "$1"
+}
+
+# $1: server command, $2: client command, $3: name; port appended by -p
+pair() {
+	port=$(free_port)
+	# shellcheck disable=SC2086 # word splitting wanted
+	timeout -k 5 120 $1 -p "$port" >"$work/server" 2>&1 &
+	server=$!
+	wait_tcp "$port" 0A
+	# shellcheck disable=SC2086
+	timeout -k 5 120 $2 -p "$port" >"$work/client" 2>&1 ||
+		fail "$3: client exit $?: $(tail -n 15 "$work/client")"
+	status=0
+	wait "$server" || status=$?
+	server=
+	[ "$status" -eq 0 ] ||
+		fail "$3: server exit $status: $(tail -n 15 "$work/server")"
+}
+
+for t in send write read; do
+	for m in bw lat; do
+		pt=ib_${t}_$m
+		for size in 1 4096 65536; do
+			[ "$m" = lat ] && [ "$size" -eq 65536 ] && continue
+			opts="-R -s $size -n $iters"
+			pair "$run $pt $opts" "$run $pt $opts 127.0.0.1" \
+				"$pt -s $size"
+			result_ok "$work/client" "$size" ||
+				fail "$pt -s $size: $(tail -n 5 "$work/client")"
+		done
+		size=4096
+		popts="--perftest -t $t -m $m -s $size -n $iters"
+		pair "$run $pt -R -s $size -n $iters" "$perf $popts 127.0.0.1" \
+			"$pt server, iwarp-perf client"
+		[ "$m" = lat ] || result_ok "$work/server" "$size" ||
+			fail "$pt server: $(tail -n 5 "$work/server")"
+		pair "$perf $popts -B 127.0.0.1" \
+			"$run $pt -R -s $size -n $iters 127.0.0.1" \
+			"iwarp-perf server, $pt client"
+		result_ok "$work/client" "$size" ||
+			fail "$pt client: $(tail -n 5 "$work/client")"
+	done
+done
+echo "compat_perftest: six perftest tests at up to three sizes, and each against iwarp-perf --perftest both ways"

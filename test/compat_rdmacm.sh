@@ -1,0 +1,57 @@
+#!/bin/sh
+# Debian's librdmacm examples under iwarp-run: ucmatose with several
+# connections on one event channel (its server sends first, which needs
+# the initiator's ready-to-receive message of RFC 6581), the same with
+# the identifiers migrated to a new channel (-m), and rdma_server /
+# rdma_client, which use synchronous endpoints (rdma_create_ep,
+# rdma_get_request) and the rdma_verbs.h helpers.
+set -eu
+
+. "$top_srcdir/test/testlib.sh"
+run="$abs_top_builddir/tools/run/iwarp-run"
+need ucmatose rdmacm-utils
+need rdma_server rdmacm-utils
+need rdma_client rdmacm-utils
+server=
+cleanup() {
+	[ -n "$server" ] && kill "$server" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# $1: server arguments, $2: client arguments, $3: program(s), $4: name
+pair() {
+	port=$(free_port)
+	prog_s=${3% *}
+	prog_c=${3#* }
+	# shellcheck disable=SC2086 # word splitting wanted
+	timeout -k 5 60 "$run" $prog_s $1 -p "$port" >"$work/server" 2>&1 &
+	server=$!
+	wait_tcp "$port" 0A
+	# shellcheck disable=SC2086
+	timeout -k 5 60 "$run" $prog_c $2 -p "$port" >"$work/client" 2>&1 ||
+		fail "$4: client exit $?: $(cat "$work/client")"
+	status=0
+	wait "$server" || status=$?
+	server=
+	[ "$status" -eq 0 ] || fail "$4: server exit $status: $(cat "$work/server")"
+}
+
+for extra in "" "-m"; do
+	pair "-b 127.0.0.1 -c 8 -C 50 -S 1000 $extra" \
+		"-s 127.0.0.1 -c 8 -C 50 -S 1000" "ucmatose ucmatose" \
+		"ucmatose $extra"
+	for side in server client; do
+		grep -q '^data transfers complete$' "$work/$side" &&
+			grep -q '^return status 0$' "$work/$side" ||
+			fail "ucmatose $extra $side: $(cat "$work/$side")"
+	done
+done
+
+pair "-s 127.0.0.1" "-s 127.0.0.1" "rdma_server rdma_client" \
+	"rdma_server/rdma_client"
+grep -q '^rdma_server: end 0$' "$work/server" ||
+	fail "rdma_server: $(cat "$work/server")"
+grep -q '^rdma_client: end 0$' "$work/client" ||
+	fail "rdma_client: $(cat "$work/client")"
+echo "compat_rdmacm: ucmatose (8 connections, with and without -m), rdma_server/rdma_client"

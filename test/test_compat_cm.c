@@ -1,0 +1,892 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libiwarp's librdmacm and libibverbs together, as an application built
+ * against rdma-core's headers drives them over 127.0.0.1: connections and
+ * their events (with the kernel iWARP CM's statuses), every opcode and
+ * flag the data path takes with the data verified, the wr_* builders,
+ * extended CQs, synchronous endpoints, binding, event channels and the
+ * calls that iWARP does not have.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+#include <rdma/rsocket.h>
+
+#include "testutil.h"
+
+#define WAIT_MS 10000
+#define BUF 65536
+
+struct side {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+};
+
+struct pair {
+	struct side c, s;
+	struct rdma_cm_id *listen;
+	uint16_t port;
+};
+
+/* The next event on @ch within WAIT_MS, or the test fails. */
+static struct rdma_cm_event *next_event(struct rdma_event_channel *ch)
+{
+	struct pollfd p = { ch->fd, POLLIN, 0 };
+	struct rdma_cm_event *e;
+
+	require(poll(&p, 1, WAIT_MS) == 1, "no CM event within %d ms", WAIT_MS);
+	ck_assert_int_eq(rdma_get_cm_event(ch, &e), 0);
+	return e;
+}
+
+/* Takes the next event, checks its type and status, acknowledges it. */
+static void expect(struct rdma_event_channel *ch, enum rdma_cm_event_type t,
+		   int status)
+{
+	struct rdma_cm_event *e = next_event(ch);
+
+	ck_assert_msg(e->event == t, "event %s (status %d), wanted %s",
+		      rdma_event_str(e->event), e->status, rdma_event_str(t));
+	ck_assert_int_eq(e->status, status);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+}
+
+static void side_qp(struct side *s, struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr a = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+	};
+
+	s->id = id;
+	s->pd = ibv_alloc_pd(id->verbs);
+	ck_assert_ptr_nonnull(s->pd);
+	s->cq = ibv_create_cq(id->verbs, 64, s, NULL, 0);
+	ck_assert_ptr_nonnull(s->cq);
+	a.send_cq = a.recv_cq = s->cq;
+	ck_assert_int_eq(rdma_create_qp(id, s->pd, &a), 0);
+	ck_assert_ptr_nonnull(id->qp);
+	s->buf = calloc(1, BUF);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ);
+	ck_assert_ptr_nonnull(s->mr);
+}
+
+static void side_free(struct side *s)
+{
+	if (s->id) {
+		rdma_destroy_qp(s->id);
+		ck_assert_int_eq(rdma_destroy_id(s->id), 0);
+	}
+	if (s->mr)
+		ck_assert_int_eq(ibv_dereg_mr(s->mr), 0);
+	if (s->cq)
+		ck_assert_int_eq(ibv_destroy_cq(s->cq), 0);
+	if (s->pd)
+		ck_assert_int_eq(ibv_dealloc_pd(s->pd), 0);
+	free(s->buf);
+	rdma_destroy_event_channel(s->ch);
+}
+
+/* A listener on 127.0.0.1, port chosen by the kernel. */
+static void listen_on(struct pair *p)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	p->s.ch = rdma_create_event_channel();
+	ck_assert_ptr_nonnull(p->s.ch);
+	ck_assert_int_eq(rdma_create_id(p->s.ch, &p->listen, p, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_bind_addr(p->listen, (struct sockaddr *)&a), 0);
+	p->port = ntohs(rdma_get_src_port(p->listen));
+	ck_assert_uint_ne(p->port, 0);
+	ck_assert_int_eq(rdma_listen(p->listen, 8), 0);
+	ck_assert_uint_eq(ntohs(rdma_get_src_port(p->listen)), p->port);
+}
+
+/* The client side up to a resolved route, with its QP. */
+static void client_start(struct pair *p, uint16_t port)
+{
+	struct sockaddr_in d = { .sin_family = AF_INET,
+				 .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct rdma_cm_id *id;
+
+	p->c.ch = rdma_create_event_channel();
+	ck_assert_ptr_nonnull(p->c.ch);
+	ck_assert_int_eq(rdma_create_id(p->c.ch, &id, p, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d,
+					   2000), 0);
+	expect(p->c.ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	ck_assert_ptr_nonnull(id->verbs);
+	ck_assert_ptr_nonnull(id->pd);
+	ck_assert_int_eq(rdma_resolve_route(id, 2000), 0);
+	expect(p->c.ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	side_qp(&p->c, id);
+}
+
+/*
+ * A connected pair: the request carries the client's private data and
+ * Read depths, both sides see ESTABLISHED with their addresses filled.
+ */
+static void connect_pair(struct pair *p)
+{
+	struct rdma_conn_param cp = { .private_data = "hello", .private_data_len = 5,
+				      .responder_resources = 4,
+				      .initiator_depth = 4 };
+	struct rdma_cm_event *e;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+
+	memset(p, 0, sizeof(*p));
+	listen_on(p);
+	client_start(p, p->port);
+	ck_assert_int_eq(ibv_query_qp(p->c.id->qp, &qa, IBV_QP_STATE, &qia), 0);
+	ck_assert_int_eq(qa.qp_state, IBV_QPS_INIT);
+	ck_assert_int_eq(rdma_connect(p->c.id, &cp), 0);
+	e = next_event(p->s.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ck_assert_ptr_eq(e->listen_id, p->listen);
+	ck_assert_ptr_eq(e->id->context, p);
+	ck_assert_uint_eq(e->param.conn.private_data_len, 5);
+	ck_assert_mem_eq(e->param.conn.private_data, "hello", 5);
+	ck_assert_uint_eq(e->param.conn.initiator_depth, 4);
+	ck_assert_uint_eq(e->param.conn.responder_resources, 4);
+	ck_assert_uint_eq(ntohs(rdma_get_src_port(e->id)), p->port);
+	side_qp(&p->s, e->id);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	cp.private_data = "welcome";
+	cp.private_data_len = 7;
+	ck_assert_int_eq(rdma_accept(p->s.id, &cp), 0);
+	expect(p->s.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	e = next_event(p->c.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_ESTABLISHED);
+	ck_assert_uint_eq(e->param.conn.private_data_len, 7);
+	ck_assert_mem_eq(e->param.conn.private_data, "welcome", 7);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	ck_assert_uint_eq(ntohs(rdma_get_dst_port(p->c.id)), p->port);
+	ck_assert_int_eq(ibv_query_qp(p->c.id->qp, &qa, IBV_QP_STATE, &qia), 0);
+	ck_assert_int_eq(qa.qp_state, IBV_QPS_RTS);
+	ck_assert_uint_eq(qa.max_rd_atomic, 4);
+}
+
+static void pair_free(struct pair *p)
+{
+	side_free(&p->c);
+	ck_assert_int_eq(rdma_destroy_id(p->listen), 0);
+	side_free(&p->s);
+}
+
+static void poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
+{
+	int got = 0;
+
+	for (int i = 0; i < WAIT_MS && got < n; i++) {
+		int r = ibv_poll_cq(cq, n - got, wc + got);
+
+		ck_assert_int_ge(r, 0);
+		got += r;
+		if (got < n)
+			usleep(1000);
+	}
+	ck_assert_int_eq(got, n);
+}
+
+static void wc_ok(const struct ibv_wc *wc, uint64_t id,
+		  enum ibv_wc_opcode op, uint32_t len)
+{
+	ck_assert_msg(wc->status == IBV_WC_SUCCESS, "wr %lu: %s",
+		      (unsigned long)wc->wr_id, ibv_wc_status_str(wc->status));
+	ck_assert_uint_eq(wc->wr_id, id);
+	ck_assert_int_eq(wc->opcode, op);
+	if (op == IBV_WC_RECV || op == IBV_WC_RDMA_READ)
+		ck_assert_uint_eq(wc->byte_len, len);
+}
+
+static void post_recv(struct side *s, uint64_t id, size_t off, uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)s->buf + off, len, s->mr->lkey };
+	struct ibv_recv_wr w = { .wr_id = id, .sg_list = &sge, .num_sge = 1 },
+			   *bad;
+
+	ck_assert_int_eq(ibv_post_recv(s->id->qp, &w, &bad), 0);
+}
+
+static void post(struct side *s, struct ibv_send_wr *w)
+{
+	struct ibv_send_wr *bad = NULL;
+
+	ck_assert_int_eq(ibv_post_send(s->id->qp, w, &bad), 0);
+}
+
+/* ---- the data path ------------------------------------------------------ */
+
+/*
+ * Send (scattered over two buffers, solicited), inline Send, RDMA Write
+ * and Read with their data verified, an unsignaled Write retired by the
+ * signaled Send behind it, a fenced Send behind a Read, Send with
+ * Invalidate (IBV_WC_WITH_INV and the rkey) and local invalidate.
+ */
+START_TEST(every_opcode_and_flag_moves_verified_data)
+{
+	struct pair p;
+	struct ibv_sge sg[2];
+	struct ibv_wc wc[4];
+	struct ibv_send_wr w, w2;
+	struct ibv_mr *target;
+	struct rng r;
+
+	rng_seed(&r, "compat opcodes", 7);
+	connect_pair(&p);
+	rng_fill(&r, p.c.buf, BUF);
+
+	/* Send of 3000 octets from two pieces, solicited */
+	post_recv(&p.s, 1, 0, 4096);
+	sg[0] = (struct ibv_sge){ (uintptr_t)p.c.buf, 1000, p.c.mr->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)p.c.buf + 2000, 2000, p.c.mr->lkey };
+	w = (struct ibv_send_wr){ .wr_id = 2, .sg_list = sg, .num_sge = 2,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED |
+						IBV_SEND_SOLICITED };
+	post(&p.c, &w);
+	poll_n(p.c.cq, wc, 1);
+	wc_ok(wc, 2, IBV_WC_SEND, 3000);
+	ck_assert_uint_eq(wc[0].qp_num, p.c.id->qp->qp_num);
+	poll_n(p.s.cq, wc, 1);
+	wc_ok(wc, 1, IBV_WC_RECV, 3000);
+	ck_assert_uint_eq(wc[0].qp_num, p.s.id->qp->qp_num);
+	ck_assert_int_eq(wc[0].wc_flags & IBV_WC_WITH_INV, 0);
+	ck_assert_mem_eq(p.s.buf, p.c.buf, 1000);
+	ck_assert_mem_eq(p.s.buf + 1000, p.c.buf + 2000, 2000);
+
+	/* an unsignaled Write of 40000 octets, then an inline Send: only
+	 * the Send completes, and once it is in, so is the Write */
+	post_recv(&p.s, 3, 0, 64);
+	sg[0] = (struct ibv_sge){ (uintptr_t)p.c.buf, 40000, p.c.mr->lkey };
+	w = (struct ibv_send_wr){ .wr_id = 4, .sg_list = sg, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .wr.rdma = { (uintptr_t)p.s.buf + 8192,
+					       p.s.mr->rkey },
+				  .next = &w2 };
+	sg[1] = (struct ibv_sge){ (uintptr_t)"inline!", 7, 0 };
+	w2 = (struct ibv_send_wr){ .wr_id = 5, .sg_list = sg + 1, .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED |
+						 IBV_SEND_INLINE };
+	post(&p.c, &w);
+	poll_n(p.c.cq, wc, 1);
+	wc_ok(wc, 5, IBV_WC_SEND, 7);
+	poll_n(p.s.cq, wc, 1);
+	wc_ok(wc, 3, IBV_WC_RECV, 7);
+	ck_assert_mem_eq(p.s.buf, "inline!", 7);
+	ck_assert_mem_eq(p.s.buf + 8192, p.c.buf, 40000);
+
+	/* a Read of 15000 octets, and a fenced Send behind it */
+	memset(p.c.buf + 50000, 0, 15000);
+	post_recv(&p.s, 6, 0, 64);
+	sg[0] = (struct ibv_sge){ (uintptr_t)p.c.buf + 50000, 15000,
+				  p.c.mr->lkey };
+	w = (struct ibv_send_wr){ .wr_id = 7, .sg_list = sg, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { (uintptr_t)p.s.buf + 8192,
+					       p.s.mr->rkey },
+				  .next = &w2 };
+	w2.wr_id = 8;
+	w2.send_flags |= IBV_SEND_FENCE;
+	post(&p.c, &w);
+	poll_n(p.c.cq, wc, 2);
+	wc_ok(wc, 7, IBV_WC_RDMA_READ, 15000);
+	wc_ok(wc + 1, 8, IBV_WC_SEND, 7);
+	ck_assert_mem_eq(p.c.buf + 50000, p.s.buf + 8192, 15000);
+	poll_n(p.s.cq, wc, 1);
+	wc_ok(wc, 6, IBV_WC_RECV, 7);
+
+	/* Send with Invalidate of a server region */
+	target = ibv_reg_mr(p.s.pd, p.s.buf + 60000, 1000,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ck_assert_ptr_nonnull(target);
+	post_recv(&p.s, 9, 0, 64);
+	w = (struct ibv_send_wr){ .wr_id = 10, .sg_list = sg + 1, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED |
+						IBV_SEND_INLINE,
+				  .invalidate_rkey = target->rkey };
+	post(&p.c, &w);
+	poll_n(p.c.cq, wc, 1);
+	wc_ok(wc, 10, IBV_WC_SEND, 7);
+	poll_n(p.s.cq, wc, 1);
+	wc_ok(wc, 9, IBV_WC_RECV, 7);
+	ck_assert(wc[0].wc_flags & IBV_WC_WITH_INV);
+	ck_assert_uint_eq(wc[0].invalidated_rkey, target->rkey);
+	ck_assert_int_eq(ibv_dereg_mr(target), 0);
+
+	/* local invalidate of a client region */
+	target = ibv_reg_mr(p.c.pd, p.c.buf, 100, IBV_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(target);
+	w = (struct ibv_send_wr){ .wr_id = 11, .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = target->lkey };
+	post(&p.c, &w);
+	poll_n(p.c.cq, wc, 1);
+	wc_ok(wc, 11, IBV_WC_LOCAL_INV, 0);
+	/* its lkey is refused from now on */
+	sg[0] = (struct ibv_sge){ (uintptr_t)p.c.buf, 10, target->lkey };
+	w = (struct ibv_send_wr){ .wr_id = 12, .sg_list = sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	{
+		struct ibv_send_wr *bad;
+
+		ck_assert_int_eq(ibv_post_send(p.c.id->qp, &w, &bad), EINVAL);
+	}
+	ck_assert_int_eq(ibv_dereg_mr(target), 0);
+
+	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(&p);
+}
+END_TEST
+
+/* The wr_* builders of ibv_qp_ex, and ibv_start_poll() on a cq_ex. */
+START_TEST(qp_ex_builders_and_cq_ex_polling)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 32, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM,
+	};
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_sge list[2];
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp_ex *qx;
+	struct ibv_wc wc[2];
+	struct pair p;
+	int n;
+
+	connect_pair(&p);
+	cqx = ibv_create_cq_ex(p.c.id->verbs, &ca);
+	ck_assert_ptr_nonnull(cqx);
+	ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	ck_assert_ptr_null(ibv_create_cq_ex(p.c.id->verbs, &ca));
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	ck_assert_int_eq(ibv_start_poll(cqx, &pa), ENOENT);
+	ck_assert_int_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
+
+	qx = ibv_qp_to_qp_ex(p.c.id->qp);
+	ck_assert_ptr_nonnull(qx);
+	memcpy(p.c.buf, "built by wr_*", 13);
+	post_recv(&p.s, 1, 0, 64);
+	post_recv(&p.s, 2, 64, 64);
+	ibv_wr_start(qx);
+	qx->wr_id = 20;
+	qx->wr_flags = 0;
+	ibv_wr_rdma_write(qx, p.s.mr->rkey, (uintptr_t)p.s.buf + 4096);
+	list[0] = (struct ibv_sge){ (uintptr_t)p.c.buf, 7, p.c.mr->lkey };
+	list[1] = (struct ibv_sge){ (uintptr_t)p.c.buf + 7, 6, p.c.mr->lkey };
+	ibv_wr_set_sge_list(qx, 2, list);
+	qx->wr_id = 21;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	{
+		char text[] = "inline";
+
+		ibv_wr_set_inline_data(qx, text, 6);
+	}
+	qx->wr_id = 22;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, p.c.mr->lkey, (uintptr_t)p.c.buf, 13);
+	ck_assert_int_eq(ibv_wr_complete(qx), 0);
+	poll_n(p.c.cq, wc, 2);
+	wc_ok(wc, 21, IBV_WC_SEND, 6);
+	wc_ok(wc + 1, 22, IBV_WC_SEND, 13);
+	poll_n(p.s.cq, wc, 2);
+	wc_ok(wc, 1, IBV_WC_RECV, 6);
+	wc_ok(wc + 1, 2, IBV_WC_RECV, 13);
+	ck_assert_mem_eq(p.s.buf, "inline", 6);
+	ck_assert_mem_eq(p.s.buf + 64, "built by wr_*", 13);
+	ck_assert_mem_eq(p.s.buf + 4096, "built by wr_*", 13);
+
+	/* an atomic in the batch fails it whole: nothing is posted */
+	ibv_wr_start(qx);
+	qx->wr_id = 30;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, p.c.mr->lkey, (uintptr_t)p.c.buf, 4);
+	ibv_wr_atomic_fetch_add(qx, p.s.mr->rkey, (uintptr_t)p.s.buf, 1);
+	ck_assert_int_eq(ibv_wr_complete(qx), EOPNOTSUPP);
+	usleep(100000);
+	ck_assert_int_eq(ibv_poll_cq(p.c.cq, 2, wc), 0);
+	n = ibv_poll_cq(p.s.cq, 2, wc);
+	ck_assert_int_eq(n, 0);
+
+	/* cq_ex polling of real completions */
+	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(&p);
+}
+END_TEST
+
+/* Completions read through ibv_start_poll()/ibv_next_poll(). */
+START_TEST(cq_ex_reads_what_ibv_poll_cq_would)
+{
+	struct ibv_context **devs = rdma_get_devices(NULL);
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+				       .cap = { 4, 4, 1, 1, 0 } };
+	struct ibv_poll_cq_attr pa = { 0 };
+	uint8_t buf[64];
+	struct ibv_sge sge;
+	struct ibv_recv_wr r[2], *bad;
+	struct ibv_qp_attr to_err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_cq_ex *cqx;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	struct ibv_qp *qp;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(devs);
+	pd = ibv_alloc_pd(devs[0]);
+	cqx = ibv_create_cq_ex(devs[0], &ca);
+	ck_assert_ptr_nonnull(cqx);
+	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(cqx);
+	qp = ibv_create_qp(pd, &qa);
+	ck_assert_ptr_nonnull(qp);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	sge = (struct ibv_sge){ (uintptr_t)buf, 64, mr->lkey };
+	r[0] = (struct ibv_recv_wr){ .wr_id = 40, .next = &r[1],
+				     .sg_list = &sge, .num_sge = 1 };
+	r[1] = (struct ibv_recv_wr){ .wr_id = 41, .sg_list = &sge, .num_sge = 1 };
+	ck_assert_int_eq(ibv_post_recv(qp, r, &bad), 0);
+	ck_assert_int_eq(ibv_modify_qp(qp, &to_err, IBV_QP_STATE), 0);
+	usleep(10000);
+	ck_assert_int_eq(ibv_start_poll(cqx, &pa), 0);
+	do {
+		ck_assert_uint_eq(cqx->wr_id, 40 + (uint64_t)n);
+		ck_assert_int_eq(cqx->status, IBV_WC_WR_FLUSH_ERR);
+		ck_assert_int_eq(ibv_wc_read_opcode(cqx), IBV_WC_RECV);
+		ck_assert_uint_eq(ibv_wc_read_qp_num(cqx), qp->qp_num);
+		ck_assert_uint_ne(ibv_wc_read_vendor_err(cqx), 0);
+		n++;
+	} while (ibv_next_poll(cqx) == 0);
+	ibv_end_poll(cqx);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(ibv_start_poll(cqx, &pa), ENOENT);
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	ck_assert_int_eq(ibv_dereg_mr(mr), 0);
+	ck_assert_int_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
+	ck_assert_int_eq(ibv_dealloc_pd(pd), 0);
+	rdma_free_devices(devs);
+}
+END_TEST
+
+/* ---- connection events ------------------------------------------------------ */
+
+/* Nothing listens: REJECTED with -ECONNREFUSED, as an RNIC reports a reset. */
+START_TEST(connect_to_a_closed_port_is_rejected)
+{
+	struct pair p;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+
+	/* a port that was free a moment ago */
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	memset(&p, 0, sizeof(p));
+	client_start(&p, ntohs(a.sin_port));
+	ck_assert_int_eq(rdma_connect(p.c.id, NULL), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED);
+	side_free(&p.c);
+}
+END_TEST
+
+/*
+ * The server binds, and listens only 200 ms after the client connects
+ * (perftest's data connection races so): a client that has posted
+ * nothing is connected once the server listens; one that has posted a
+ * receive is told of the refusal at once, and its receive flushed.
+ */
+START_TEST(a_refused_connection_is_tried_again_until_the_server_listens)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	bool posted = _i;
+	struct rdma_cm_event *e;
+	struct ibv_wc wc;
+	struct pair p;
+
+	memset(&p, 0, sizeof(p));
+	p.s.ch = rdma_create_event_channel();
+	ck_assert_ptr_nonnull(p.s.ch);
+	ck_assert_int_eq(rdma_create_id(p.s.ch, &p.listen, &p, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_bind_addr(p.listen, (struct sockaddr *)&a), 0);
+	p.port = ntohs(rdma_get_src_port(p.listen));
+	client_start(&p, p.port);
+	if (posted)
+		post_recv(&p.c, 1, 0, 64);
+	ck_assert_int_eq(rdma_connect(p.c.id, NULL), 0);
+	usleep(200 * 1000);
+	ck_assert_int_eq(rdma_listen(p.listen, 1), 0);
+	if (posted) {
+		expect(p.c.ch, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED);
+		poll_n(p.c.cq, &wc, 1);
+		ck_assert_int_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+		side_free(&p.c);
+		ck_assert_int_eq(rdma_destroy_id(p.listen), 0);
+		rdma_destroy_event_channel(p.s.ch);
+		return;
+	}
+	e = next_event(p.s.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	side_qp(&p.s, e->id);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	ck_assert_int_eq(rdma_accept(p.s.id, NULL), 0);
+	expect(p.s.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	expect(p.c.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	/* the QP behind the retried connection moves data */
+	post_recv(&p.s, 2, 0, 64);
+	{
+		struct ibv_sge sg = { (uintptr_t)p.c.buf, 16, p.c.mr->lkey };
+		struct ibv_send_wr w = { .wr_id = 3, .sg_list = &sg,
+					 .num_sge = 1, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED };
+
+		post(&p.c, &w);
+	}
+	poll_n(p.c.cq, &wc, 1);
+	wc_ok(&wc, 3, IBV_WC_SEND, 16);
+	poll_n(p.s.cq, &wc, 1);
+	wc_ok(&wc, 2, IBV_WC_RECV, 16);
+	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(&p);
+}
+END_TEST
+
+/* rdma_reject() with private data: the client sees both. */
+START_TEST(reject_carries_private_data)
+{
+	struct rdma_cm_event *e;
+	struct pair p;
+
+	memset(&p, 0, sizeof(p));
+	listen_on(&p);
+	client_start(&p, p.port);
+	ck_assert_int_eq(rdma_connect(p.c.id, NULL), 0);
+	e = next_event(p.s.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ck_assert_int_eq(rdma_reject(e->id, "go away", 7), 0);
+	ck_assert_int_eq(rdma_destroy_id(e->id), 0);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	e = next_event(p.c.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_REJECTED);
+	ck_assert_int_eq(e->status, -ECONNREFUSED);
+	ck_assert_uint_eq(e->param.conn.private_data_len, 7);
+	ck_assert_mem_eq(e->param.conn.private_data, "go away", 7);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	side_free(&p.c);
+	ck_assert_int_eq(rdma_destroy_id(p.listen), 0);
+	rdma_destroy_event_channel(p.s.ch);
+}
+END_TEST
+
+/*
+ * Destroying a connected QP ends its connection: both sides get
+ * DISCONNECTED, and the identifier stays for rdma_disconnect() (now a
+ * no-op) and rdma_destroy_id().
+ */
+START_TEST(destroying_the_qp_disconnects)
+{
+	struct ibv_wc wc;
+	struct pair p;
+
+	connect_pair(&p);
+	post_recv(&p.s, 1, 0, 64);
+	rdma_destroy_qp(p.c.id);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	poll_n(p.s.cq, &wc, 1);
+	ck_assert_int_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
+	pair_free(&p);
+}
+END_TEST
+
+/*
+ * Port 0 gets a port at bind time; the port can be bound again as soon
+ * as its listener is gone, even with the connection it accepted still up
+ * (perftest does both); a port someone listens on cannot.
+ */
+START_TEST(bind_semantics_that_perftest_needs)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct rdma_cm_id *again, *clash;
+	struct pair p;
+
+	connect_pair(&p);
+	ck_assert_int_eq(rdma_create_id(p.s.ch, &clash, NULL, RDMA_PS_TCP), 0);
+	a.sin_port = htons(p.port);
+	errno = 0;
+	ck_assert_int_eq(rdma_bind_addr(clash, (struct sockaddr *)&a), -1);
+	ck_assert_int_eq(errno, EADDRINUSE);
+	ck_assert_int_eq(rdma_destroy_id(p.listen), 0);
+	ck_assert_int_eq(rdma_create_id(p.s.ch, &again, NULL, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_bind_addr(again, (struct sockaddr *)&a), 0);
+	ck_assert_int_eq(rdma_listen(again, 1), 0);
+	p.listen = again;
+	ck_assert_int_eq(rdma_destroy_id(clash), 0);
+	ck_assert_int_eq(rdma_disconnect(p.s.id), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(&p);
+}
+END_TEST
+
+/*
+ * An event channel is a descriptor readable while events wait; made
+ * non-blocking it answers EAGAIN; events follow an identifier that
+ * migrates to another channel.
+ */
+START_TEST(event_channels_are_real_descriptors)
+{
+	struct sockaddr_in d = { .sin_family = AF_INET, .sin_port = htons(9),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct rdma_event_channel *ch = rdma_create_event_channel(), *ch2;
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id;
+	struct pollfd pf;
+
+	ck_assert_ptr_nonnull(ch);
+	ch2 = rdma_create_event_channel();
+	ck_assert_ptr_nonnull(ch2);
+	ck_assert_int_eq(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	pf = (struct pollfd){ ch->fd, POLLIN, 0 };
+	ck_assert_int_eq(poll(&pf, 1, 0), 0);
+	ck_assert_int_eq(fcntl(ch->fd, F_SETFL, O_NONBLOCK), 0);
+	errno = 0;
+	ck_assert_int_eq(rdma_get_cm_event(ch, &e), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_int_eq(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 100),
+			 0);
+	ck_assert_int_eq(poll(&pf, 1, WAIT_MS), 1);
+	/* the event not taken yet moves with the identifier */
+	ck_assert_int_eq(rdma_migrate_id(id, ch2), 0);
+	ck_assert_ptr_eq(id->channel, ch2);
+	ck_assert_int_eq(poll(&pf, 1, 0), 0);
+	expect(ch2, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	ck_assert_int_eq(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(ch);
+	rdma_destroy_event_channel(ch2);
+}
+END_TEST
+
+/* ---- synchronous endpoints ------------------------------------------------- */
+
+static void *ep_server(void *arg)
+{
+	struct rdma_cm_id *listen = arg, *id;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char msg[16];
+
+	ck_assert_int_eq(rdma_listen(listen, 1), 0);
+	ck_assert_int_eq(rdma_get_request(listen, &id), 0);
+	ck_assert_ptr_nonnull(id->qp);
+	mr = rdma_reg_msgs(id, msg, sizeof(msg));
+	ck_assert_ptr_nonnull(mr);
+	ck_assert_int_eq(rdma_post_recv(id, NULL, msg, sizeof(msg), mr), 0);
+	ck_assert_int_eq(rdma_accept(id, NULL), 0);
+	ck_assert_int_eq(rdma_get_recv_comp(id, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_str_eq(msg, "sync hello");
+	ck_assert_int_eq(rdma_post_send(id, NULL, msg, sizeof(msg), mr, 0), 0);
+	ck_assert_int_eq(rdma_get_send_comp(id, &wc), 1);
+	rdma_disconnect(id);
+	rdma_dereg_mr(mr);
+	rdma_destroy_ep(id);
+	return NULL;
+}
+
+/* rdma_getaddrinfo, rdma_create_ep, rdma_get_request: calls that wait. */
+START_TEST(synchronous_endpoints_connect_and_move_data)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
+				       .ai_port_space = RDMA_PS_TCP },
+			     *res;
+	struct ibv_qp_init_attr qa = { .cap = { 1, 1, 1, 1, 16 },
+				       .sq_sig_all = 1 };
+	struct rdma_cm_id *listen, *id;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char port[8], msg[16] = "sync hello", back[16];
+	pthread_t t;
+
+	ck_assert_int_eq(rdma_getaddrinfo("127.0.0.1", "0", &hints, &res), 0);
+	ck_assert_int_eq(res->ai_flags & RAI_PASSIVE, RAI_PASSIVE);
+	ck_assert_int_eq(res->ai_qp_type, IBV_QPT_RC);
+	ck_assert_ptr_nonnull(res->ai_src_addr);
+	ck_assert_int_eq(rdma_create_ep(&listen, res, NULL, &qa), 0);
+	rdma_freeaddrinfo(res);
+	snprintf(port, sizeof(port), "%u", ntohs(rdma_get_src_port(listen)));
+	ck_assert_int_eq(pthread_create(&t, NULL, ep_server, listen), 0);
+
+	hints.ai_flags = 0;
+	ck_assert_int_eq(rdma_getaddrinfo("127.0.0.1", port, &hints, &res), 0);
+	ck_assert_ptr_nonnull(res->ai_dst_addr);
+	/* until the server listens, a connect is refused: retry */
+	for (int i = 0;; i++) {
+		/* rdma_create_ep() writes the CQs it made back into qa */
+		qa = (struct ibv_qp_init_attr){ .cap = { 1, 1, 1, 1, 16 },
+						.sq_sig_all = 1 };
+		ck_assert_msg(rdma_create_ep(&id, res, NULL, &qa) == 0,
+			      "rdma_create_ep: %s", strerror(errno));
+		mr = rdma_reg_msgs(id, back, sizeof(back));
+		ck_assert_int_eq(rdma_post_recv(id, NULL, back, sizeof(back), mr),
+				 0);
+		if (rdma_connect(id, NULL) == 0)
+			break;
+		ck_assert_int_eq(errno, ECONNREFUSED);
+		ck_assert_int_lt(i, 100);
+		rdma_dereg_mr(mr);
+		rdma_destroy_ep(id);
+		usleep(20000);
+	}
+	rdma_freeaddrinfo(res);
+	ck_assert_int_eq(rdma_post_send(id, NULL, msg, sizeof(msg), NULL,
+					IBV_SEND_INLINE), 0);
+	ck_assert_int_eq(rdma_get_send_comp(id, &wc), 1);
+	ck_assert_int_eq(rdma_get_recv_comp(id, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_str_eq(back, "sync hello");
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	rdma_disconnect(id);
+	rdma_dereg_mr(mr);
+	rdma_destroy_ep(id);
+	rdma_destroy_ep(listen);
+}
+END_TEST
+
+/* ---- what rdma_cm on iWARP does not have --------------------------------------- */
+
+START_TEST(what_iwarp_cannot_do_fails_cleanly)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_UDP }, *res;
+	struct sockaddr_in mc = { .sin_family = AF_INET };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT };
+	struct rdma_cm_id *id;
+	int fds[2], mask;
+	struct pollfd pf;
+	uint8_t tos = 8;
+
+	ck_assert_ptr_nonnull(ch);
+	errno = 0;
+	ck_assert_int_eq(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP), -1);
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	errno = 0;
+	ck_assert_int_eq(rdma_getaddrinfo("127.0.0.1", "1", &hints, &res), -1);
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	ck_assert_int_eq(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	errno = 0;
+	ck_assert_int_eq(rdma_join_multicast(id, (struct sockaddr *)&mc, NULL),
+			 -1);
+	ck_assert_int_eq(errno, ENOSYS);
+	ck_assert_int_eq(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS,
+					 &tos, sizeof(tos)), 0);
+	errno = 0;
+	ck_assert_int_eq(rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH,
+					 &tos, sizeof(tos)), -1);
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	/* not connected: nothing to accept, disconnect or connect with */
+	errno = 0;
+	ck_assert_int_eq(rdma_accept(id, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_int_eq(rdma_disconnect(id), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(rdma_init_qp_attr(id, &qa, &mask), 0);
+	ck_assert_int_eq(mask, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS |
+				       IBV_QP_PKEY_INDEX | IBV_QP_PORT);
+	ck_assert_int_eq(qa.port_num, 1);
+	ck_assert_int_eq(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(ch);
+
+	/* rsockets: rpoll is poll(2); the rest is not there yet */
+	errno = 0;
+	ck_assert_int_eq(rsocket(AF_INET, SOCK_STREAM, 0), -1);
+	ck_assert_int_eq(errno, ENOSYS);
+	ck_assert_int_eq(pipe(fds), 0);
+	pf = (struct pollfd){ fds[0], POLLIN, 0 };
+	ck_assert_int_eq(rpoll(&pf, 1, 0), 0);
+	ck_assert_int_eq(write(fds[1], "x", 1), 1);
+	ck_assert_int_eq(rpoll(&pf, 1, 1000), 1);
+	ck_assert(pf.revents & POLLIN);
+	close(fds[0]);
+	close(fds[1]);
+}
+END_TEST
+
+static Suite *compat_cm_suite(void)
+{
+	Suite *s = suite_create("compat_cm");
+	TCase *tc = tcase_create("data");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, every_opcode_and_flag_moves_verified_data);
+	tcase_add_test(tc, qp_ex_builders_and_cq_ex_polling);
+	tcase_add_test(tc, cq_ex_reads_what_ibv_poll_cq_would);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("events");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, connect_to_a_closed_port_is_rejected);
+	tcase_add_loop_test(tc,
+			    a_refused_connection_is_tried_again_until_the_server_listens,
+			    0, 2);
+	tcase_add_test(tc, reject_carries_private_data);
+	tcase_add_test(tc, destroying_the_qp_disconnects);
+	tcase_add_test(tc, bind_semantics_that_perftest_needs);
+	tcase_add_test(tc, event_channels_are_real_descriptors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("sync");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, synchronous_endpoints_connect_and_move_data);
+	tcase_add_test(tc, what_iwarp_cannot_do_fails_cleanly);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(compat_cm_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
