@@ -59,8 +59,9 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 /*
  * libiwarp's access rights for ibverbs flags, or -1 with errno: remote
  * write (or atomic) access needs local write, as the kernel requires;
- * on-demand paging is an adapter feature we do not have.  Atomic, MW
- * bind and hugetlb rights have nothing to grant here and are accepted.
+ * on-demand paging is an adapter feature we do not have.  Remote atomic
+ * access is granted for RFC 7306, which the QPs enable or not; MW bind
+ * and hugetlb rights have nothing to grant here and are accepted.
  */
 static int iw_access(int access)
 {
@@ -85,6 +86,8 @@ static int iw_access(int access)
 		a |= IW_ACCESS_REMOTE_WRITE;
 	if (access & IBV_ACCESS_REMOTE_READ)
 		a |= IW_ACCESS_REMOTE_READ;
+	if (access & IBV_ACCESS_REMOTE_ATOMIC)
+		a |= IW_ACCESS_REMOTE_ATOMIC;
 	return a;
 }
 

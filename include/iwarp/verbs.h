@@ -114,6 +114,9 @@ struct iw_device_attr {
 	uint16_t max_ird;	  /* inbound RDMA Reads at once (RFC 6581) */
 	uint16_t max_ord;	  /* outbound RDMA Reads at once */
 	uint16_t max_private_data; /* octets of MPA private data */
+	/* libiwarp 0.3: the RFC 7306 extensions a QP may enable (enum
+	 * iw_rfc7306; see iw_create_qp()) */
+	uint32_t rfc7306;
 };
 
 int iw_query_device(struct iw_context *ctx, struct iw_device_attr *attr,
