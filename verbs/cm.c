@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -146,6 +148,8 @@ int iw_get_cm_event(struct iw_cm_channel *ch, struct iw_cm_event **event)
 			ch->head = n->next;
 			if (!ch->head)
 				ch->tail = NULL;
+			if (n->ev.event == IW_CM_EVENT_CONNECT_REQUEST)
+				n->ev.listen_id->n_queued--;
 			channel_sync(ch);
 		}
 		pthread_mutex_unlock(&ch->lock);
@@ -186,6 +190,8 @@ static size_t channel_forget(struct iw_cm_channel *ch, struct iw_cm_id *id,
 			pp = &e->next;
 			continue;
 		}
+		if (e->ev.event == IW_CM_EVENT_CONNECT_REQUEST)
+			e->ev.listen_id->n_queued--;
 		*pp = e->next;
 		free(e);
 	}
@@ -222,11 +228,46 @@ const char *iw_cm_event_str(enum iw_cm_event_type event)
 	return words[event];
 }
 
+static void id_free(struct iw_cm_id *id);
+
+/*
+ * With ch->lock held, before a listener's connection request is queued:
+ * at most its backlog of requests wait in the channel untaken, so that a
+ * peer who sends Requests faster than the application takes them cannot
+ * grow the queue without end.  Beyond that the oldest request waiting
+ * makes room: its event goes, and its identifier, which the application
+ * has never seen, is returned for the caller to free.
+ */
+static struct iw_cm_id *channel_request_room(struct iw_cm_channel *ch,
+					     struct iw_cm_id *l)
+{
+	struct cm_event_node **pp, *prev = NULL;
+
+	if (l->n_queued++ < l->max_pending)
+		return NULL;
+	for (pp = &ch->head; *pp; prev = *pp, pp = &(*pp)->next) {
+		struct cm_event_node *e = *pp;
+		struct iw_cm_id *old = e->ev.id;
+
+		if (e->ev.event != IW_CM_EVENT_CONNECT_REQUEST ||
+		    e->ev.listen_id != l)
+			continue;
+		*pp = e->next;
+		if (ch->tail == e)
+			ch->tail = prev;
+		free(e);
+		l->n_queued--;
+		return old;
+	}
+	return NULL;
+}
+
 /* Queues an event for the application, with the peer's frame if asked. */
 void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 	      bool with_peer)
 {
 	struct iw_cm_channel *ch = id->ch;
+	struct iw_cm_id *old = NULL;
 	struct cm_event_node *n;
 
 	iw_log_id(id, "event: %s%s%s", iw_cm_event_str(type),
@@ -254,8 +295,16 @@ void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 		n->ev.private_data_len = id->peer_pd_len;
 	}
 	pthread_mutex_lock(&ch->lock);
+	if (type == IW_CM_EVENT_CONNECT_REQUEST)
+		old = channel_request_room(ch, id->listen_id);
 	channel_append(ch, n);
 	pthread_mutex_unlock(&ch->lock);
+	if (old) {
+		iw_log_id(old, "dropped: its MPA Request was the oldest of %u "
+			       "the application has not taken (the backlog)",
+			  id->listen_id->max_pending);
+		id_free(old);
+	}
 }
 
 /* ---- identifiers --------------------------------------------------------- */
@@ -441,6 +490,8 @@ static bool pending_unlink_locked(struct iw_cm_id *id)
 		l->pending = id->pend_next;
 	if (id->pend_next)
 		id->pend_next->pend_prev = id->pend_prev;
+	else
+		l->pending_tail = id->pend_prev;
 	id->pend_prev = id->pend_next = NULL;
 	id->pend_linked = false;
 	l->n_pending--;
@@ -462,29 +513,43 @@ bool cm_unlink_pending(struct iw_cm_id *id)
 }
 
 /*
- * Takes a new connection into the listener's care, unless as many as its
- * backlog are still waiting for their MPA Request: a peer that opens
- * connections and says nothing holds a bounded amount of memory.
+ * Takes a new connection into the listener's care.  As many as its
+ * backlog may wait for their MPA Request at once; beyond that the oldest
+ * of them makes room and is returned, no longer linked, for the caller to
+ * drop.  A peer that opens connections and says nothing (or says it one
+ * octet at a time) holds a bounded amount of memory, and cannot keep a
+ * newcomer from being heard (a refusal of the newest would).
  */
-static bool pending_link(struct iw_cm_id *l, struct iw_cm_id *id)
+static struct iw_cm_id *pending_link(struct iw_cm_id *l, struct iw_cm_id *id)
 {
-	bool room;
+	struct iw_cm_id *oldest = NULL;
 
 	pthread_mutex_lock(&l->ctx->lock);
-	room = l->n_pending < l->max_pending;
-	if (room) {
-		id->pend_next = l->pending;
-		if (l->pending)
-			l->pending->pend_prev = id;
-		l->pending = id;
-		id->pend_linked = true;
-		l->n_pending++;
+	if (l->n_pending >= l->max_pending && l->pending) {
+		oldest = l->pending;
+		pending_unlink_locked(oldest);
 	}
+	id->pend_next = NULL;
+	id->pend_prev = l->pending_tail;
+	if (l->pending_tail)
+		l->pending_tail->pend_next = id;
+	else
+		l->pending = id;
+	l->pending_tail = id;
+	id->pend_linked = true;
+	l->n_pending++;
 	pthread_mutex_unlock(&l->ctx->lock);
-	return room;
+	return oldest;
 }
 
-static void id_free(struct iw_cm_id *id);
+static long long ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000LL +
+	       (now.tv_nsec - t->tv_nsec) / 1000000;
+}
 
 /*
  * A listener goes: no callback of it runs any more, and the connections
@@ -633,17 +698,32 @@ static void timer_start(struct iw_cm_id *id, uint32_t ms)
 
 /* ---- passive side -------------------------------------------------------- */
 
+/*
+ * A connection waiting for its MPA Request made room for a newer one: it
+ * goes, and the debug log says which, how long it had waited and how much
+ * of its Request had come.
+ */
+static void drop_oldest_pending(struct iw_cm_id *l, struct iw_cm_id *old)
+{
+	iw_log_id(old, "dropped after %lld ms with %zu octets of its MPA "
+		       "Request: the oldest of %u connections in the handshake "
+		       "(the backlog)",
+		  ms_since(&old->accepted), old->in_len, l->max_pending);
+	id_free(old);
+}
+
 /* A TCP connection came in: wait for its MPA Request, within the timeout. */
 static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 		      int peer_len)
 {
-	struct iw_cm_id *l = arg, *id;
+	struct iw_cm_id *l = arg, *id, *old;
 	int rc;
 
 	(void)peer;
 	(void)peer_len;
 	id = id_new(l->ctx, l->ch, l->context);
 	if (!id) {
+		iw_log(l->ctx, 1, "listener: out of memory, a connection closed");
 		close(fd);
 		return;
 	}
@@ -651,31 +731,24 @@ static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 	id->listen_id = l;
 	id->internal = true;
 	id->state = ID_REQ_WAIT;
-	if (!pending_link(l, id)) {
-		iw_log(l->ctx, 1,
-		       "listener: a connection closed at once, %u are in the "
-		       "MPA handshake already (the backlog)",
-		       l->max_pending);
-		close(fd);
-		pthread_mutex_destroy(&id->lock);
-		id_release(id);
-		return;
-	}
+	clock_gettime(CLOCK_MONOTONIC, &id->accepted);
 	pthread_mutex_lock(&id->lock);
 	rc = tp_adopt(&id->tp, l->ctx->base, fd, &conn_tp_ops, id,
 		      l->ctx->trace);
 	if (rc) {
 		pthread_mutex_unlock(&id->lock);
-		cm_unlink_pending(id);
 		close(fd);
 		pthread_mutex_destroy(&id->lock);
 		id_release(id);
 		return;
 	}
 	id->has_tp = true;
+	old = pending_link(l, id);
 	timer_start(id, id->opts.request_timeout_ms);
 	iw_log_id(id, "TCP connection accepted; waiting for the MPA Request");
 	pthread_mutex_unlock(&id->lock);
+	if (old)
+		drop_oldest_pending(l, old);
 }
 
 /*
@@ -697,8 +770,14 @@ int iw_listen(struct iw_cm_id *id, const char *host, const char *port,
 	if (backlog <= 0)
 		backlog = DEFAULT_BACKLOG;
 	id->max_pending = (uint32_t)backlog;
+	/*
+	 * The kernel's queue only holds connections until the loop takes
+	 * them, and a burst of a peer's SYNs must not crowd out another's:
+	 * it is as long as the system allows, whatever the backlog.
+	 */
 	rc = tp_listen(&id->listener, id->ctx->base, (struct sockaddr *)&ss,
-		       len, backlog, on_accept, id);
+		       len, backlog > SOMAXCONN ? backlog : SOMAXCONN,
+		       on_accept, id);
 	if (!rc)
 		id->state = ID_LISTEN;
 	return rc;

@@ -326,8 +326,9 @@ static void request_arrived(struct iw_cm_id *id, const struct mpa_frame *req)
 	id->req = *req;
 	id->req.pd = NULL; /* id->in may be reused; the copy is peer_pd */
 	id->state = ID_REQ_RCVD;
+	if (!cm_unlink_pending(id))
+		return; /* the listener dropped it to make room */
 	id->internal = false; /* the application owns it from now on */
-	cm_unlink_pending(id);
 	iw_log_id(id, "MPA Request: rev %u M%u C%u, IRD %u ORD %u, p2p %u "
 		      "RTR 0x%x, %u octets of private data",
 		  req->rev, req->m, req->c, req->ird, req->ord, req->p2p,

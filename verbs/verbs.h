@@ -165,14 +165,18 @@ struct iw_cm_id {
 	uint8_t state; /* enum id_state */
 	struct iw_cm_id *listen_id;
 	/*
-	 * A listener's connections the application has not seen yet (they
-	 * go with it), linked through pend_prev/pend_next under ctx->lock.
+	 * A listener's connections still waiting for their MPA Request (they
+	 * go with it), oldest first, linked through pend_prev/pend_next under
+	 * ctx->lock.
 	 */
-	struct iw_cm_id *pending;
+	struct iw_cm_id *pending, *pending_tail;
 	struct iw_cm_id *pend_prev, *pend_next;
 	bool pend_linked;
-	/* a listener: how many are pending, and how many may be */
+	/* a listener: how many are pending, and how many may be (backlog) */
 	uint32_t n_pending, max_pending;
+	/* a listener: its CONNECT_REQUEST events not taken yet (ch->lock) */
+	uint32_t n_queued;
+	struct timespec accepted; /* passive: when TCP was accepted */
 	struct tp_listener listener;
 	struct tp_conn tp;
 	bool has_tp;
