@@ -61,6 +61,7 @@ struct iw_pd {
 	pthread_rwlock_t post_lock;
 	struct iw_qp *qps;   /* linked through pd_next, under post_lock */
 	struct iw_srq *srqs; /* linked through pd_next, under post_lock */
+	atomic_uint mrs;     /* regions registered in it */
 };
 
 /*
