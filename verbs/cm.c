@@ -936,19 +936,20 @@ int iw_reject(struct iw_cm_id *id, const void *private_data,
 
 /*
  * Connects to @host:@port with @qp.  Name resolution happens here, in the
- * calling thread; the rest is reported by events: ESTABLISHED, or
- * REJECTED, UNREACHABLE, TIMEOUT, CONNECT_ERROR with the reason.
+ * calling thread; the addresses are tried in the order it gives them
+ * until one takes the TCP connection.  The rest is reported by events:
+ * ESTABLISHED, or REJECTED, UNREACHABLE, TIMEOUT, CONNECT_ERROR with the
+ * reason.
  */
 int iw_connect(struct iw_cm_id *id, const char *host, const char *port,
 	       struct iw_qp *qp, const struct iw_conn_param *param)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
+	struct tp_addrs addrs;
 	int rc;
 
 	if (!id || !host || !port || !qp || !conn_param_ok(param))
 		return -EINVAL;
-	rc = tp_resolve(host, port, false, &ss, &len);
+	rc = tp_resolve_all(host, port, &addrs);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&id->lock);
@@ -964,9 +965,8 @@ int iw_connect(struct iw_cm_id *id, const char *host, const char *port,
 		rc = attach_qp(id, qp);
 	if (!rc) {
 		id->state = ID_TCP_CONNECT;
-		rc = tp_connect(&id->tp, id->ctx->base, (struct sockaddr *)&ss,
-				len, &conn_tp_ops, id,
-				id->ctx->trace);
+		rc = tp_connect(&id->tp, id->ctx->base, &addrs, &conn_tp_ops,
+				id, id->ctx->trace);
 		if (rc) {
 			id->state = ID_IDLE;
 			detach_qp(id);
