@@ -97,10 +97,16 @@ bool rdmap_sq_has_read(struct rdmap_qp *qp)
 
 /*
  * An RDMA Read posted before the handshake, on a stream that turns out to
- * have ORD 0, cannot be carried out: it fails, and the QP with it, before
- * anything is sent.
+ * have ORD 0, cannot be carried out: it fails, and the stream with it,
+ * before any of the work is sent.  The stream ends as RFC 6581 section 5
+ * has an initiator end one whose IRD/ORD it cannot work with, with a
+ * Terminate naming insufficient IRD resources (MPA 0x06), so that the
+ * peer, which has already taken the connection as established, learns
+ * why rather than seeing it close.
  */
-static int refuse_queued_reads(struct rdmap_qp *qp)
+static void leave_rts(struct rdmap_qp *qp, int err, bool terminate);
+
+static void refuse_queued_reads(struct rdmap_qp *qp)
 {
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct rdmap_swqe *w = sq_at(qp, i);
@@ -110,10 +116,11 @@ static int refuse_queued_reads(struct rdmap_qp *qp)
 		w->state = SWQE_DONE;
 		w->status = RDMAP_WC_LOC_QP_OP_ERR;
 		w->err = -IW_ENO_READ_CREDIT;
-		rdmap_fail(qp, -IW_ENO_READ_CREDIT);
-		return -IW_ENO_READ_CREDIT;
+		rdmap_term_for_error(qp, -IW_EMPA_INSUFFICIENT_IRD,
+				     &qp->term_out);
+		leave_rts(qp, -IW_ENO_READ_CREDIT, true);
+		return;
 	}
-	return 0;
 }
 
 /*
@@ -133,7 +140,9 @@ static int refuse_queued_reads(struct rdmap_qp *qp)
  * (RDMAP_MIN_MULPDU): every message then fits, and a segment with payload
  * (18 header octets at most) carries at least 52 of it.  A smaller limit
  * is refused (-EINVAL).  With markers the MULPDU is cut to what keeps
- * every FPDUPTR within 16 bits.
+ * every FPDUPTR within 16 bits.  A Read queued on a stream that settled
+ * on ORD 0 leaves the engine started but terminating (see
+ * refuse_queued_reads()).
  */
 int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 {
@@ -166,7 +175,9 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	 */
 	qp->tx_open = conn->initiator || conn->responder_first;
 	qp->state = RDMAP_QP_RTS;
-	return conn->ord ? 0 : refuse_queued_reads(qp);
+	if (!conn->ord)
+		refuse_queued_reads(qp);
+	return 0;
 }
 
 /* Emits completions for finished send work, strictly in posting order. */

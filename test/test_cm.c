@@ -939,7 +939,9 @@ END_TEST
 /*
  * A Read posted before connecting, on a connection that turns out to
  * have ORD 0: the connection fails at once, the Read with a local QP
- * operation error, the Send before it flushed.
+ * operation error, the Send before it flushed; the responder, which has
+ * taken the connection as established, is told why by the Terminate
+ * RFC 6581 names (LLP, MPA, insufficient IRD resources), not by a close.
  */
 START_TEST(read_posted_before_a_connection_without_credit_fails_it)
 {
@@ -985,6 +987,15 @@ START_TEST(read_posted_before_a_connection_without_credit_fails_it)
 	ck_assert_uint_eq(wc[1].wr_id, 2);
 	ck_assert_int_eq(wc[1].status, IW_WC_LOC_QP_OP_ERR);
 	ck_assert_int_eq(wc[1].err, -IW_ENO_READ_CREDIT);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
+	ck_assert_int_eq(ev->status, -IW_ETERMINATED);
+	ck_assert(ev->terminate.valid && ev->terminate.received);
+	ck_assert_uint_eq(ev->terminate.layer, 2);
+	ck_assert_uint_eq(ev->terminate.etype, 0);
+	ck_assert_uint_eq(ev->terminate.ecode, 0x06);
+	iw_ack_cm_event(ev);
 	e2e_teardown(&e);
 }
 END_TEST

@@ -305,7 +305,9 @@ static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
 	}
 	conn_hold_first_fpdu(id, true);
 	conn_established(id, &mp, true);
-	if (id->state == ID_CONNECTED) {
+	/* not when a Read it cannot carry has the engine terminate it */
+	if (id->state == ID_CONNECTED &&
+	    id->qp->engine.state == RDMAP_QP_RTS) {
 		id->up = true;
 		cm_event(id, IW_CM_EVENT_ESTABLISHED, 0, true);
 	}
