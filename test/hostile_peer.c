@@ -10,11 +10,15 @@
  * of them the listener closed:
  *   idle N closed C slow M closed D
  * and exits 0, or 1 when it could not open them.
+ *
+ * "hostile_peer PORT leave" sends one whole MPA Request and leaves at
+ * once, before any answer can come.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +84,26 @@ static void check_closed(struct peer *p)
 		p->closed = 1;
 }
 
+/*
+ * A Request, then the connection closes with nothing more said: corked,
+ * so that the FIN leaves in the Request's own segment and the listener
+ * reads both before its application can answer.
+ */
+static int request_and_leave(const struct sockaddr_in *a)
+{
+	int fd = open_one(a), one = 1;
+
+	if (fd < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_CORK, &one, sizeof(one)) ||
+	    write(fd, request, REQUEST_LEN) != (ssize_t)REQUEST_LEN ||
+	    shutdown(fd, SHUT_WR)) {
+		fprintf(stderr, "hostile_peer: %s\n", strerror(errno));
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
@@ -91,8 +115,13 @@ int main(int argc, char **argv)
 	long long end, next_octet, next_reopen;
 	int hold;
 
+	if (argc == 3 && !strcmp(argv[2], "leave")) {
+		a.sin_port = htons((uint16_t)atoi(argv[1]));
+		return request_and_leave(&a);
+	}
 	if (argc != 5) {
-		fprintf(stderr, "usage: hostile_peer PORT IDLE SLOW HOLD\n");
+		fprintf(stderr, "usage: hostile_peer PORT IDLE SLOW HOLD\n"
+				"       hostile_peer PORT leave\n");
 		return 2;
 	}
 	a.sin_port = htons((uint16_t)atoi(argv[1]));

@@ -841,6 +841,18 @@ static bool qp_has_read(struct iw_qp *qp)
 }
 
 /*
+ * Why a request cannot be answered: -ENOTCONN when its connection ended
+ * after the Request came (the peer left, or failed), before any answer;
+ * its CONNECT_ERROR event says how.  Otherwise it is not a request.
+ */
+static int unanswerable(struct iw_cm_id *id)
+{
+	return id->listen_id && id->state == ID_CLOSED && !id->answered
+		       ? -ENOTCONN
+		       : -EINVAL;
+}
+
+/*
  * Accepts a connection request with @qp.  The handshake is decided here:
  * on success the Reply goes out and ESTABLISHED follows; when our MPA
  * options cannot meet the peer's, a Reply with R set goes out, the
@@ -857,13 +869,15 @@ int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
 		return -EINVAL;
 	pthread_mutex_lock(&id->lock);
 	if (id->state != ID_REQ_RCVD) {
+		rc = unanswerable(id);
 		pthread_mutex_unlock(&id->lock);
-		return -EINVAL;
+		return rc;
 	}
 	make_policy(id, param, false);
 	rc = mpa_negotiate_request(&id->policy, &id->req, &rep, &mp);
 	if (rc) {
 		iw_log_id(id, "refusing the Request: %s", iw_strerror(rc));
+		id->answered = true;
 		if (frame_out(id, &rep, NULL, 0) == 0) {
 			id->close_after_tx = true;
 			id->state = ID_REPLYING;
@@ -887,6 +901,7 @@ int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
 		return rc;
 	}
 	id->rep = rep;
+	id->answered = true;
 	if (id->opts.responder_first)
 		conn_hold_first_fpdu(id, false);
 	conn_established(id, &mp, false);
@@ -909,8 +924,9 @@ int iw_reject(struct iw_cm_id *id, const void *private_data,
 		return -EINVAL;
 	pthread_mutex_lock(&id->lock);
 	if (id->state != ID_REQ_RCVD) {
+		rc = unanswerable(id);
 		pthread_mutex_unlock(&id->lock);
-		return -EINVAL;
+		return rc;
 	}
 	rep = (struct mpa_frame){
 		.reply = true,
@@ -923,6 +939,7 @@ int iw_reject(struct iw_cm_id *id, const void *private_data,
 	rc = frame_out(id, &rep, private_data, private_data_len);
 	if (!rc) {
 		iw_log_id(id, "rejecting the Request");
+		id->answered = true;
 		id->close_after_tx = true;
 		id->state = ID_REPLYING;
 		id->reported = true;

@@ -484,7 +484,10 @@ static void conn_closed(void *arg, int err)
 			err = id->in_len && id->state != ID_REQ_RCVD
 				      ? -IW_EMPA_TRUNCATED
 				      : -ECONNRESET;
-		iw_log_id(id, "closed during the MPA handshake: %s",
+		iw_log_id(id, id->state == ID_REQ_RCVD
+				      ? "the peer left after its MPA Request, "
+					"before our answer: %s"
+				      : "closed during the MPA handshake: %s",
 			  iw_strerror(err));
 		cm_stream_ended(id, err);
 		break;

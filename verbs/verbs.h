@@ -188,6 +188,7 @@ struct iw_cm_id {
 	bool reported;	   /* the final event (error/disconnect) went out */
 	bool internal;	   /* a passive id the application has not seen */
 	bool close_after_tx; /* a refusing Reply: close once it has left */
+	bool answered;	     /* passive: iw_accept() or iw_reject() decided */
 	bool tx_hold;	     /* the first FPDU waits (timer) */
 	bool term_deadline;  /* term_timer runs */
 	/* initiator: when our Request went out and the Reply came */
