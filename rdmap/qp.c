@@ -84,6 +84,7 @@ void rdmap_qp_fini(struct rdmap_qp *qp)
 	free(qp->ird_q);
 	free(qp->fpdus);
 	free(qp->fpdu_iov);
+	free(qp->rx_hold);
 	memset(qp, 0, sizeof(*qp));
 }
 
@@ -161,7 +162,10 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	qp->fpdus = calloc(qp->n_fpdus, sizeof(*qp->fpdus));
 	qp->fpdu_iov = calloc(qp->n_fpdus * qp->fpdu_iov_max,
 			      sizeof(*qp->fpdu_iov));
-	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov)
+	/* with CRC, nothing of a ULPDU is placed before its CRC checks */
+	qp->rx_hold = conn->crc ? malloc(conn->max_ulpdu) : NULL;
+	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov ||
+	    (conn->crc && !qp->rx_hold))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < qp->n_fpdus; i++)
 		qp->fpdus[i].wire = qp->fpdu_iov + i * qp->fpdu_iov_max;
@@ -169,6 +173,8 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	qp->conn.mulpdu = qp->mpa_tx.mulpdu;
 	mpa_rx_init(&qp->mpa_rx, &rdmap_mpa_rx_ops, qp, conn->max_ulpdu,
 		    conn->markers_rx, conn->crc);
+	if (qp->rx_hold)
+		mpa_rx_hold(&qp->mpa_rx, qp->rx_hold, conn->max_ulpdu);
 	/*
 	 * RFC 5044/6581: the responder waits for the initiator's first FPDU,
 	 * unless the application has said the initiator is ready for it
