@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,6 +417,66 @@ START_TEST(maximal_private_data_is_taken_and_more_is_closed_at_once)
 }
 END_TEST
 
+struct storm {
+	char port[16];
+	atomic_bool stop;
+	atomic_int made;
+};
+
+/* Connections to the port, made and dropped as fast as they go. */
+static void *connect_storm(void *arg)
+{
+	struct storm *st = arg;
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(st->port)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	while (!atomic_load(&st->stop)) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (fd < 0)
+			break;
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			st->made++;
+		close(fd);
+	}
+	return NULL;
+}
+
+/*
+ * A listener destroyed while connections pour in, its accept callback
+ * running in the progress thread: the destruction waits for no lock the
+ * callback holds (it used to deadlock in libevent), and returns.
+ */
+START_TEST(listener_destroyed_while_connections_pour_in)
+{
+	struct e2e_opts o;
+	struct e2e_side s;
+
+	e2e_opts_default(&o);
+	o.buf_len = 4096;
+	e2e_side_open(&s, &o);
+	for (int round = 0; round < 300; round++) {
+		struct iw_cm_id *l = iw_create_id(s.ch, NULL);
+		struct storm st;
+		pthread_t t;
+
+		ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", BACKLOG), 0);
+		e2e_port(l, st.port, sizeof(st.port));
+		atomic_init(&st.stop, false);
+		atomic_init(&st.made, 0);
+		ck_assert_int_eq(pthread_create(&t, NULL, connect_storm, &st), 0);
+		while (st.made < 20)
+			usleep(1000);
+		ck_assert_int_eq(iw_destroy_id(l), 0);
+		atomic_store(&st.stop, true);
+		pthread_join(t, NULL);
+	}
+	expect_no_event(s.ch, 0);
+	e2e_side_close(&s);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
 	Suite *s = suite_create("hostile");
@@ -426,6 +488,7 @@ static Suite *hostile_suite(void)
 	tcase_add_test(tc, requests_beyond_the_backlog_withdraw_the_oldest);
 	tcase_add_test(tc, client_leaving_after_its_request_cannot_be_answered);
 	tcase_add_test(tc, maximal_private_data_is_taken_and_more_is_closed_at_once);
+	tcase_add_test(tc, listener_destroyed_while_connections_pour_in);
 	suite_add_tcase(s, tc);
 	return s;
 }

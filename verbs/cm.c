@@ -443,6 +443,8 @@ struct barrier {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool passed;
+	void (*fn)(void *arg);
+	void *arg;
 };
 
 static void barrier_pass(evutil_socket_t fd, short what, void *arg)
@@ -451,6 +453,7 @@ static void barrier_pass(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	b->fn(b->arg);
 	pthread_mutex_lock(&b->lock);
 	b->passed = true;
 	pthread_cond_signal(&b->cond);
@@ -458,19 +461,21 @@ static void barrier_pass(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * Waits until the library's progress thread has finished whatever callback
- * it is in.  An application that runs the loop itself dispatches callbacks
- * in its own thread, where there is nothing to wait for.
+ * Runs @fn in the library's progress thread, between two of its
+ * callbacks, and waits until it has run: what a callback uses can be
+ * taken away there without racing it.  An application that runs the loop
+ * itself dispatches callbacks in its own thread, where @fn runs at once.
  */
-static void loop_barrier(struct iw_context *ctx)
+static void in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg)
 {
 	struct barrier b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-			     false };
+			     false, fn, arg };
 
-	if (!ctx->thread_running || pthread_equal(pthread_self(), ctx->thread))
+	if (!ctx->thread_running || pthread_equal(pthread_self(), ctx->thread) ||
+	    event_base_once(ctx->base, -1, EV_TIMEOUT, barrier_pass, &b, NULL)) {
+		fn(arg);
 		return;
-	if (event_base_once(ctx->base, -1, EV_TIMEOUT, barrier_pass, &b, NULL))
-		return;
+	}
 	pthread_mutex_lock(&b.lock);
 	while (!b.passed)
 		pthread_cond_wait(&b.cond, &b.lock);
@@ -551,17 +556,24 @@ static long long ms_since(const struct timespec *t)
 	       (now.tv_nsec - t->tv_nsec) / 1000000;
 }
 
+static void listener_free(void *arg)
+{
+	tp_listener_free(arg);
+}
+
 /*
  * A listener goes: no callback of it runs any more, and the connections
- * it accepted that the application has not taken go with it.
+ * it accepted that the application has not taken go with it.  It is
+ * freed in the loop: from another thread, freeing it while its accept
+ * callback runs would deadlock in libevent (the free holds the
+ * listener's lock and waits for the callback, which waits for the lock).
  */
 static void listener_close(struct iw_cm_id *l)
 {
 	struct iw_cm_id *orphans[64];
 	size_t n;
 
-	tp_listener_free(&l->listener);
-	loop_barrier(l->ctx); /* an accept callback may use the listener */
+	in_loop(l->ctx, listener_free, &l->listener);
 	for (;;) {
 		struct iw_cm_id *id;
 
