@@ -809,13 +809,36 @@ void tp_free(struct tp_conn *c)
 
 /* ---- listening ------------------------------------------------------- */
 
+/*
+ * Connections taken before the listener steps aside for one turn of the
+ * loop: libevent's listener takes connections until none is left, and a
+ * peer that connects faster than they are taken would hold the loop, and
+ * every other connection of the context, for as long as it goes on.
+ */
+#define TP_ACCEPTS 16
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *peer, int peer_len, void *arg)
 {
 	struct tp_listener *tl = arg;
+	struct timeval now = { 0, 0 };
 
-	(void)l;
 	tl->accept_cb(tl->arg, fd, peer, peer_len);
+	if (++tl->taken < TP_ACCEPTS || !tl->resume)
+		return;
+	tl->taken = 0;
+	evconnlistener_disable(l);
+	event_add(tl->resume, &now);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct tp_listener *tl = arg;
+
+	(void)fd;
+	(void)what;
+	if (tl->l)
+		evconnlistener_enable(tl->l);
 }
 
 int tp_listen(struct tp_listener *tl, struct event_base *base,
@@ -826,6 +849,10 @@ int tp_listen(struct tp_listener *tl, struct event_base *base,
 {
 	tl->accept_cb = accept_cb;
 	tl->arg = arg;
+	tl->taken = 0;
+	tl->resume = evtimer_new(base, on_resume, tl);
+	if (!tl->resume)
+		return -ENOMEM;
 	tl->l = evconnlistener_new_bind(base, on_accept, tl,
 					LEV_OPT_CLOSE_ON_FREE |
 						LEV_OPT_REUSEABLE |
@@ -833,14 +860,25 @@ int tp_listen(struct tp_listener *tl, struct event_base *base,
 						LEV_OPT_CLOSE_ON_EXEC,
 					backlog > 0 ? backlog : 128, sa,
 					(int)len);
-	return tl->l ? 0 : -(errno ? errno : EADDRINUSE);
+	if (!tl->l) {
+		int e = errno ? errno : EADDRINUSE;
+
+		event_free(tl->resume);
+		tl->resume = NULL;
+		return -e;
+	}
+	return 0;
 }
 
+/* In the loop's thread (or with no callback of it running). */
 void tp_listener_free(struct tp_listener *tl)
 {
 	if (tl->l)
 		evconnlistener_free(tl->l);
 	tl->l = NULL;
+	if (tl->resume)
+		event_free(tl->resume);
+	tl->resume = NULL;
 }
 
 int tp_listener_addr(struct tp_listener *tl, struct sockaddr_storage *ss)

@@ -108,6 +108,8 @@ struct tp_listener {
 	void (*accept_cb)(void *arg, int fd, const struct sockaddr *peer,
 			  int peer_len);
 	void *arg;
+	struct event *resume; /* takes connections again after a pause */
+	unsigned int taken;   /* connections since the last pause */
 };
 
 /* The addresses a name resolves to, in getaddrinfo()'s order. */
