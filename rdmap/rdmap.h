@@ -319,6 +319,7 @@ struct rdmap_qp {
 
 	/* receive */
 	struct mpa_rx mpa_rx;
+	uint8_t *rx_hold; /* CRC on: a ULPDU waits here for its CRC */
 	struct ddp_queue rxq[RDMAP_QN_COUNT];
 	struct rdmap_rx_seg seg;
 	bool rtr_seen;

@@ -281,6 +281,8 @@ struct barrier {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool passed;
+	void (*fn)(void *arg);
+	void *arg;
 };
 
 static void barrier_pass(evutil_socket_t fd, short what, void *arg)
@@ -289,24 +291,50 @@ static void barrier_pass(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (b->fn)
+		b->fn(b->arg);
 	pthread_mutex_lock(&b->lock);
 	b->passed = true;
 	pthread_cond_signal(&b->cond);
 	pthread_mutex_unlock(&b->lock);
 }
 
-/* Waits until @l's thread has finished whatever callback it is in. */
-static void thread_barrier(struct progress_loop *l)
+/*
+ * Runs @fn (if any) in loop @l between two of its callbacks, and returns
+ * once it has: what a callback of the loop uses can be taken away there
+ * without racing it.  From inside the loop, or where the application
+ * dispatches the loop in a thread of its own, @fn runs at once.
+ */
+static void loop_run(struct iw_context *ctx, struct progress_loop *l,
+		     void (*fn)(void *arg), void *arg)
 {
 	struct barrier b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-			     false };
+			     false, fn, arg };
 
-	if (event_base_once(l->base, -1, EV_TIMEOUT, barrier_pass, &b, NULL))
+	if (dispatching == l) {
+		/* inside the loop already */
+	} else if (l->thread_running) {
+		if (event_base_once(l->base, -1, EV_TIMEOUT, barrier_pass, &b,
+				    NULL) == 0) {
+			pthread_mutex_lock(&b.lock);
+			while (!b.passed)
+				pthread_cond_wait(&b.cond, &b.lock);
+			pthread_mutex_unlock(&b.lock);
+			return;
+		}
+	} else if (ctx->mode == IW_PROGRESS_MANUAL) {
+		/* a waiter may sit in the loop: wake it, keep it out */
+		atomic_fetch_add(&l->barriers, 1);
+		event_base_loopbreak(l->base);
+		pthread_mutex_lock(&l->dispatch);
+		if (fn)
+			fn(arg);
+		pthread_mutex_unlock(&l->dispatch);
+		atomic_fetch_sub(&l->barriers, 1);
 		return;
-	pthread_mutex_lock(&b.lock);
-	while (!b.passed)
-		pthread_cond_wait(&b.cond, &b.lock);
-	pthread_mutex_unlock(&b.lock);
+	}
+	if (fn)
+		fn(arg);
 }
 
 /*
@@ -317,22 +345,14 @@ static void thread_barrier(struct progress_loop *l)
  */
 void progress_barrier(struct iw_context *ctx)
 {
-	for (uint32_t i = 0; i < ctx->n_loops; i++) {
-		struct progress_loop *l = &ctx->loops[i];
+	for (uint32_t i = 0; i < ctx->n_loops; i++)
+		loop_run(ctx, &ctx->loops[i], NULL, NULL);
+}
 
-		if (dispatching == l)
-			continue;
-		if (l->thread_running) {
-			thread_barrier(l);
-		} else if (ctx->mode == IW_PROGRESS_MANUAL) {
-			/* a waiter may sit in the loop: wake it, keep it out */
-			atomic_fetch_add(&l->barriers, 1);
-			event_base_loopbreak(l->base);
-			pthread_mutex_lock(&l->dispatch);
-			pthread_mutex_unlock(&l->dispatch);
-			atomic_fetch_sub(&l->barriers, 1);
-		}
-	}
+/* Runs @fn in the first loop, the listeners', as loop_run() says. */
+void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg)
+{
+	loop_run(ctx, &ctx->loops[0], fn, arg);
 }
 
 /*
