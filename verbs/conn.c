@@ -91,14 +91,15 @@ void conn_kick(struct iw_cm_id *id)
 
 /*
  * A thread that polls moves the stream on itself: what has arrived is
- * placed and completed, what is due is sent.  With the connection's lock.
+ * placed and completed, what is due is sent.  @waiting: it polled because
+ * its CQ was empty (see progress_polled()).  With the connection's lock.
  */
-void conn_progress(struct iw_cm_id *id)
+void conn_progress(struct iw_cm_id *id, bool waiting)
 {
 	if (id->state != ID_CONNECTED || !id->has_tp)
 		return;
 	tp_poll(&id->tp);
-	if (id->state == ID_CONNECTED)
+	if (waiting && id->state == ID_CONNECTED)
 		progress_polled(id);
 }
 

@@ -183,11 +183,14 @@ static bool qp_armed(const struct iw_qp *qp)
 }
 
 /*
- * A polling thread has just moved the connection on (with its lock held).
- * Where a library thread watches the socket too, it would wake for every
- * message only to find it taken, and on a small machine take the CPU from
- * the very thread that polls: it stops watching until the polls stop, or
- * until the application arms a CQ to sleep on.
+ * A thread that found its CQ empty has just moved the connection on (with
+ * its lock held).  Where a library thread watches the socket too, it would
+ * wake for every message only to find it taken, and on a small machine
+ * take the CPU from the very thread that polls: it stops watching until
+ * such polls stop, or until the application arms a CQ to sleep on.  Polls
+ * that find completions do not count: an application that takes its send
+ * completions and then spins on memory for a peer's RDMA Write, as
+ * latency tests do, needs the loop to place that Write.
  */
 void progress_polled(struct iw_cm_id *id)
 {
@@ -451,23 +454,24 @@ void progress_quiesce_qp(struct iw_qp *qp)
  * at it.  The QP's lock may change (it follows the connection) while we
  * try it: a lock that is no longer the QP's is let go.
  */
-static void progress_qp(struct iw_qp *qp)
+static void progress_qp(struct iw_qp *qp, bool waiting)
 {
 	pthread_mutex_t *l = atomic_load(&qp->lock);
 
 	if (pthread_mutex_trylock(l))
 		return;
 	if (l == atomic_load(&qp->lock) && qp->id)
-		conn_progress(qp->id);
+		conn_progress(qp->id, waiting);
 	pthread_mutex_unlock(l);
 }
 
 /*
- * The CQ is empty: read what has arrived for its QPs, starting with a
- * different QP each time so that none is always last.  Called inside the
- * CQ's grace period, which keeps the QPs (and their connections) alive.
+ * Reads what has arrived for the CQ's QPs, starting with a different QP
+ * each time so that none is always last; @waiting when the CQ was empty.
+ * Called inside the CQ's grace period, which keeps the QPs (and their
+ * connections) alive.
  */
-void progress_cq(struct iw_cq *cq)
+void progress_cq(struct iw_cq *cq, bool waiting)
 {
 	struct iw_context *ctx = cq->ctx;
 	struct cq_qps *qps = atomic_load(&cq->qps);
@@ -475,7 +479,7 @@ void progress_cq(struct iw_cq *cq)
 						   memory_order_relaxed);
 
 	for (uint32_t i = 0; i < qps->n; i++)
-		progress_qp(qps->qp[(start + i) % qps->n]);
+		progress_qp(qps->qp[(start + i) % qps->n], waiting);
 	/* the CQ's own count: threads polling CQs of their own share nothing */
 	if (ctx->mode == IW_PROGRESS_MANUAL && start % MANUAL_LOOP_EVERY == 0)
 		manual_run(ctx, -1, 0);

@@ -305,7 +305,7 @@ void progress_unpoll(struct iw_cm_id *id);
 void progress_cq_armed(struct iw_cq *cq);
 void progress_barrier(struct iw_context *ctx);
 void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg);
-void progress_cq(struct iw_cq *cq);
+void progress_cq(struct iw_cq *cq, bool waiting);
 int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms);
 void progress_quiesce_qp(struct iw_qp *qp);
 
@@ -325,7 +325,7 @@ void conn_hold_first_fpdu(struct iw_cm_id *id, bool initiator);
 void conn_release_hold(struct iw_cm_id *id);
 void conn_terminate_expired(struct iw_cm_id *id);
 void conn_kick(struct iw_cm_id *id);
-void conn_progress(struct iw_cm_id *id);
+void conn_progress(struct iw_cm_id *id, bool waiting);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);
 void conn_close(struct iw_cm_id *id, int err);
