@@ -171,6 +171,8 @@ static const struct iw_error_info error_table[IW_ERROR_END - IW_ERROR_BASE] = {
 	  "completion queue overrun: the CQ holds fewer entries than the work "
 	  "posted to it",
 	  NO_TERM),
+	E(IW_EUNRESOLVED,
+	  "the host name or port does not resolve to an address", NO_TERM),
 };
 
 const struct iw_error_info *iw_error_info(int err)

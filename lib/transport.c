@@ -21,6 +21,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "lib/error.h"
 #include "lib/transport.h"
 
 /*
@@ -386,6 +387,19 @@ static void trace_end(struct tp_conn *c)
 
 /* ---- addresses and sockets ------------------------------------------ */
 
+/*
+ * A name that resolves to nothing says so, rather than borrowing the
+ * words of an errno; a failure of the system itself keeps its errno.
+ */
+static int resolve_error(int rc)
+{
+	if (rc == EAI_SYSTEM)
+		return -errno;
+	if (rc == EAI_MEMORY)
+		return -ENOMEM;
+	return -IW_EUNRESOLVED;
+}
+
 /* Host names, IPv4 and IPv6 literals; NULL host: any (passive) or loopback. */
 int tp_resolve(const char *host, const char *port, bool passive,
 	       struct sockaddr_storage *ss, socklen_t *len)
@@ -399,11 +413,34 @@ int tp_resolve(const char *host, const char *port, bool passive,
 	int rc = getaddrinfo(host, port, &hints, &res);
 
 	if (rc)
-		return rc == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+		return resolve_error(rc);
 	memcpy(ss, res->ai_addr, res->ai_addrlen);
 	*len = res->ai_addrlen;
 	freeaddrinfo(res);
 	return 0;
+}
+
+/* Every address to connect to, in the order getaddrinfo() gives them. */
+int tp_resolve_all(const char *host, const char *port, struct tp_addrs *a)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+	};
+	struct addrinfo *res;
+	int rc = getaddrinfo(host, port, &hints, &res);
+
+	if (rc)
+		return resolve_error(rc);
+	a->n = 0;
+	for (struct addrinfo *r = res; r && a->n < TP_MAX_ADDRS; r = r->ai_next) {
+		if (r->ai_addrlen > sizeof(a->ss[0]))
+			continue;
+		memcpy(&a->ss[a->n], r->ai_addr, r->ai_addrlen);
+		a->len[a->n++] = r->ai_addrlen;
+	}
+	freeaddrinfo(res);
+	return a->n ? 0 : -IW_EUNRESOLVED;
 }
 
 static void fill_addrs(struct tp_conn *c)
@@ -579,6 +616,8 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	c->ops->unlock(c->arg);
 }
 
+static bool connect_next(struct tp_conn *c);
+
 static void on_write(evutil_socket_t fd, short what, void *arg)
 {
 	struct tp_conn *c = arg;
@@ -599,6 +638,12 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 			rc = -c->connect_err;
 		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &rc, &l) || rc)
 			rc = -(rc ? rc : errno);
+		if (rc && connect_next(c)) {
+			c->ops->unlock(c->arg);
+			return; /* the next address */
+		}
+		free(c->next_addrs);
+		c->next_addrs = NULL;
 		if (!rc) {
 			fill_addrs(c);
 			trace_start(c, true);
@@ -620,6 +665,7 @@ static int conn_init(struct tp_conn *c, struct event_base *base, int fd,
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
+	c->base = base;
 	c->ops = ops;
 	c->arg = arg;
 	c->trace = trace;
@@ -636,42 +682,30 @@ static int conn_init(struct tp_conn *c, struct event_base *base, int fd,
 }
 
 /*
- * Starts a non-blocking connect; ops->connected() reports how it ended,
- * a refusal the kernel reports at once included.
+ * One connect() to @sa from the socket @fd, which conn_init() or
+ * connect_next() gave its events.  Its outcome is reported by the write
+ * event, a failure that connect() reports at once included.
  */
-int tp_connect(struct tp_conn *c, struct event_base *base,
-	       const struct sockaddr *sa, socklen_t len,
-	       const struct tp_ops *ops, void *arg, struct tp_trace *trace)
+static void connect_start(struct tp_conn *c, const struct sockaddr *sa,
+			  socklen_t len)
 {
-	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
-					       SOCK_CLOEXEC, 0);
-	int rc;
-
-	if (fd < 0)
-		return -errno;
-	rc = socket_setup(fd);
-	if (!rc)
-		rc = conn_init(c, base, fd, ops, arg, trace);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
 	c->connecting = true;
-	if (trace) {
+	c->connect_err = 0;
+	if (c->trace) {
 		/* our port, known before the SYN: the passive end may be ours */
 		struct sockaddr_storage any = { .ss_family = sa->sa_family };
 		struct sockaddr_storage dst;
 		socklen_t l = sizeof(c->local);
 
 		memcpy(&dst, sa, len);
-		if (bind(fd, (struct sockaddr *)&any,
+		if (bind(c->fd, (struct sockaddr *)&any,
 			 sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 						   : sizeof(struct sockaddr_in)) == 0 &&
-		    getsockname(fd, (struct sockaddr *)&c->local, &l) == 0)
+		    getsockname(c->fd, (struct sockaddr *)&c->local, &l) == 0)
 			trace_list_active(c, addr_port(&c->local),
 					  addr_port(&dst));
 	}
-	if (connect(fd, sa, len) == 0 || errno == EINPROGRESS) {
+	if (connect(c->fd, sa, len) == 0 || errno == EINPROGRESS) {
 		event_add(c->wev, NULL);
 		c->write_armed = true;
 	} else {
@@ -679,6 +713,105 @@ int tp_connect(struct tp_conn *c, struct event_base *base,
 		c->connect_err = errno;
 		event_active(c->wev, EV_WRITE, 0);
 	}
+}
+
+static int connect_socket(int family)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = socket_setup(fd);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/*
+ * The connect to one address failed: the next address the name resolved
+ * to is tried, on a socket of its own (from the write event's callback:
+ * libevent lets a callback free its own event).  False when none is left
+ * (or no socket can be made for any of them).
+ */
+static bool connect_next(struct tp_conn *c)
+{
+	struct tp_addrs *a = c->next_addrs;
+	struct event *rev, *wev;
+
+	while (a && a->n) {
+		struct sockaddr_storage ss = a->ss[0];
+		socklen_t len = a->len[0];
+		int fd = connect_socket(ss.ss_family);
+
+		a->n--;
+		memmove(a->ss, a->ss + 1, a->n * sizeof(a->ss[0]));
+		memmove(a->len, a->len + 1, a->n * sizeof(a->len[0]));
+		if (fd < 0)
+			continue;
+		rev = event_new(c->base, fd, EV_READ | EV_PERSIST, on_read, c);
+		wev = event_new(c->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
+		if (!rev || !wev) {
+			if (rev)
+				event_free(rev);
+			if (wev)
+				event_free(wev);
+			close(fd);
+			return false;
+		}
+		event_free(c->rev);
+		event_free(c->wev);
+		c->rev = rev;
+		c->wev = wev;
+		trace_unlist(c);
+		close(c->fd);
+		c->fd = fd;
+		c->write_armed = false;
+		connect_start(c, (struct sockaddr *)&ss, len);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Starts a non-blocking connect to the addresses in @a, one after the
+ * other in their order until one takes the connection;
+ * ops->connected() reports how the last one ended, a refusal the kernel
+ * reports at once included.
+ */
+int tp_connect(struct tp_conn *c, struct event_base *base,
+	       const struct tp_addrs *a, const struct tp_ops *ops, void *arg,
+	       struct tp_trace *trace)
+{
+	unsigned int first = 0;
+	int fd = -EINVAL, rc;
+
+	/* the first address a socket can be made for */
+	while (first < a->n &&
+	       (fd = connect_socket(a->ss[first].ss_family)) < 0)
+		first++;
+	if (fd < 0)
+		return fd;
+	rc = conn_init(c, base, fd, ops, arg, trace);
+	if (!rc && first + 1 < a->n) {
+		c->next_addrs = malloc(sizeof(*c->next_addrs));
+		if (!c->next_addrs) {
+			tp_free(c);
+			return -ENOMEM;
+		}
+		*c->next_addrs = (struct tp_addrs){ .n = a->n - first - 1 };
+		memcpy(c->next_addrs->ss, a->ss + first + 1,
+		       c->next_addrs->n * sizeof(a->ss[0]));
+		memcpy(c->next_addrs->len, a->len + first + 1,
+		       c->next_addrs->n * sizeof(a->len[0]));
+	}
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	connect_start(c, (const struct sockaddr *)&a->ss[first], a->len[first]);
 	return 0;
 }
 
@@ -725,17 +858,42 @@ void tp_free(struct tp_conn *c)
 	c->rev = c->wev = NULL;
 	trace_end(c);
 	close(c->fd);
+	free(c->next_addrs);
+	c->next_addrs = NULL;
 }
 
 /* ---- listening ------------------------------------------------------- */
+
+/*
+ * Connections taken before the listener steps aside for one turn of the
+ * loop: libevent's listener takes connections until none is left, and a
+ * peer that connects faster than they are taken would hold the loop, and
+ * every other connection of the context, for as long as it goes on.
+ */
+#define TP_ACCEPTS 16
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *peer, int peer_len, void *arg)
 {
 	struct tp_listener *tl = arg;
+	struct timeval now = { 0, 0 };
 
-	(void)l;
 	tl->accept_cb(tl->arg, fd, peer, peer_len);
+	if (++tl->taken < TP_ACCEPTS || !tl->resume)
+		return;
+	tl->taken = 0;
+	evconnlistener_disable(l);
+	event_add(tl->resume, &now);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct tp_listener *tl = arg;
+
+	(void)fd;
+	(void)what;
+	if (tl->l)
+		evconnlistener_enable(tl->l);
 }
 
 int tp_listen(struct tp_listener *tl, struct event_base *base,
@@ -746,6 +904,10 @@ int tp_listen(struct tp_listener *tl, struct event_base *base,
 {
 	tl->accept_cb = accept_cb;
 	tl->arg = arg;
+	tl->taken = 0;
+	tl->resume = evtimer_new(base, on_resume, tl);
+	if (!tl->resume)
+		return -ENOMEM;
 	tl->l = evconnlistener_new_bind(base, on_accept, tl,
 					LEV_OPT_CLOSE_ON_FREE |
 						LEV_OPT_REUSEABLE |
@@ -753,14 +915,25 @@ int tp_listen(struct tp_listener *tl, struct event_base *base,
 						LEV_OPT_CLOSE_ON_EXEC,
 					backlog > 0 ? backlog : 128, sa,
 					(int)len);
-	return tl->l ? 0 : -(errno ? errno : EADDRINUSE);
+	if (!tl->l) {
+		int e = errno ? errno : EADDRINUSE;
+
+		event_free(tl->resume);
+		tl->resume = NULL;
+		return -e;
+	}
+	return 0;
 }
 
+/* In the loop's thread (or with no callback of it running). */
 void tp_listener_free(struct tp_listener *tl)
 {
 	if (tl->l)
 		evconnlistener_free(tl->l);
 	tl->l = NULL;
+	if (tl->resume)
+		event_free(tl->resume);
+	tl->resume = NULL;
 }
 
 int tp_listener_addr(struct tp_listener *tl, struct sockaddr_storage *ss)

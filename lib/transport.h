@@ -86,6 +86,8 @@ struct tp_conn {
 	void *arg;
 	bool connecting;
 	int connect_err; /* connect() failed at once: its errno */
+	struct tp_addrs *next_addrs; /* connecting: those not tried yet */
+	struct event_base *base;
 	bool rx_resync;	 /* the last read filled the buffer */
 	bool write_armed;
 	bool shut; /* no more callbacks into the owner */
@@ -105,14 +107,25 @@ struct tp_listener {
 	void (*accept_cb)(void *arg, int fd, const struct sockaddr *peer,
 			  int peer_len);
 	void *arg;
+	struct event *resume; /* takes connections again after a pause */
+	unsigned int taken;   /* connections since the last pause */
+};
+
+/* The addresses a name resolves to, in getaddrinfo()'s order. */
+#define TP_MAX_ADDRS 8
+struct tp_addrs {
+	unsigned int n;
+	socklen_t len[TP_MAX_ADDRS];
+	struct sockaddr_storage ss[TP_MAX_ADDRS];
 };
 
 int tp_resolve(const char *host, const char *port, bool passive,
 	       struct sockaddr_storage *ss, socklen_t *len);
+int tp_resolve_all(const char *host, const char *port, struct tp_addrs *a);
 
 int tp_connect(struct tp_conn *c, struct event_base *base,
-	       const struct sockaddr *sa, socklen_t len,
-	       const struct tp_ops *ops, void *arg, struct tp_trace *trace);
+	       const struct tp_addrs *a, const struct tp_ops *ops, void *arg,
+	       struct tp_trace *trace);
 int tp_adopt(struct tp_conn *c, struct event_base *base, int fd,
 	     const struct tp_ops *ops, void *arg, struct tp_trace *trace);
 int tp_kick(struct tp_conn *c);

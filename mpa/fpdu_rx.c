@@ -7,6 +7,7 @@
  * ignored otherwise, and ULPDU octets go up through struct mpa_rx_ops.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "lib/byteorder.h"
 #include "lib/error.h"
@@ -76,6 +77,17 @@ static size_t gather(struct mpa_rx *rx, const uint8_t *p, size_t len,
 	return n;
 }
 
+/*
+ * Whether the ULPDU waits for its CRC: RFC 5044 section 8 has a receiver
+ * that finds a CRC error not pass the FPDU up, and once a header or a
+ * payload has gone up nothing can take it back (it would have been
+ * placed, or a DDP error named for an octet the CRC condemns).
+ */
+static bool holding(const struct mpa_rx *rx)
+{
+	return rx->crc && rx->hold;
+}
+
 static int end_header(struct mpa_rx *rx)
 {
 	uint16_t len = get_be16(rx->part);
@@ -88,19 +100,44 @@ static int end_header(struct mpa_rx *rx)
 	rx->ulpdu_left = len;
 	rx->pad_left = (uint8_t)mpa_pad_len(len);
 	rx->state = len ? MPA_RX_ULPDU : rx->pad_left ? MPA_RX_PAD : MPA_RX_CRC;
-	return rx->ops->ulpdu_begin(rx->arg, len);
+	return holding(rx) ? 0 : rx->ops->ulpdu_begin(rx->arg, len);
+}
+
+/* The held ULPDU has passed its CRC: up it goes, whole. */
+static int release_held(struct mpa_rx *rx)
+{
+	int rc = rx->ops->ulpdu_begin(rx->arg, rx->ulpdu_len);
+
+	if (!rc && rx->ulpdu_len)
+		rc = rx->ops->ulpdu_data(rx->arg, rx->hold, rx->ulpdu_len);
+	return rc;
 }
 
 static int end_crc(struct mpa_rx *rx)
 {
 	uint32_t got = get_le32(rx->part);
+	int rc;
 
 	rx->part_len = 0;
 	if (rx->crc && got != mpa_crc32c_final(rx->crc_acc))
 		return -IW_EMPA_CRC;
 	rx->state = MPA_RX_HDR;
 	rx->fpdu_open = false;
+	if (holding(rx)) {
+		rc = release_held(rx);
+		if (rc)
+			return rc;
+	}
 	return rx->ops->ulpdu_end(rx->arg);
+}
+
+/* ULPDU octets that arrived: held, or passed up at once. */
+static int ulpdu_octets(struct mpa_rx *rx, const uint8_t *p, size_t n)
+{
+	if (!holding(rx))
+		return rx->ops->ulpdu_data(rx->arg, p, n);
+	memcpy(rx->hold + (rx->ulpdu_len - rx->ulpdu_left - n), p, n);
+	return 0;
 }
 
 /* Bytes of the current state that may be taken before the next marker. */
@@ -156,7 +193,7 @@ static ssize_t step(struct mpa_rx *rx, const uint8_t *p, size_t len)
 		rx->off += n;
 		rx->ulpdu_left -= (uint16_t)n;
 		after_ulpdu_octets(rx);
-		rc = rx->ops->ulpdu_data(rx->arg, p, n);
+		rc = ulpdu_octets(rx, p, n);
 		break;
 	case MPA_RX_PAD:
 		n = run_len(rx, len, rx->pad_left);
@@ -178,9 +215,10 @@ static ssize_t step(struct mpa_rx *rx, const uint8_t *p, size_t len)
 /*
  * The common case, without markers: the next FPDU lies whole in @p.  It
  * is taken in one go, with the same calls and checks in the same order
- * as step() would make them octet by octet.  Returns the octets taken, 0
- * when the FPDU is not whole here (step() then takes it as it comes), or
- * a negative code.
+ * as step() would make them octet by octet; with a hold, the CRC is
+ * checked first and nothing needs copying into the hold, the FPDU being
+ * whole where it lies.  Returns the octets taken, 0 when the FPDU is not
+ * whole here (step() then takes it as it comes), or a negative code.
  */
 static ssize_t whole_fpdu(struct mpa_rx *rx, const uint8_t *p, size_t len)
 {
@@ -199,12 +237,15 @@ static ssize_t whole_fpdu(struct mpa_rx *rx, const uint8_t *p, size_t len)
 	rx->hdr_off = rx->off;
 	rx->off += wire;
 	rx->ulpdu_len = ulen;
+	if (holding(rx) && get_le32(p + body) != mpa_crc32c(p, body))
+		return -IW_EMPA_CRC;
 	rc = rx->ops->ulpdu_begin(rx->arg, ulen);
 	if (!rc && ulen)
 		rc = rx->ops->ulpdu_data(rx->arg, p + MPA_HDR_LEN, ulen);
 	if (rc)
 		return rc;
-	if (rx->crc && get_le32(p + body) != mpa_crc32c(p, body))
+	if (rx->crc && !holding(rx) &&
+	    get_le32(p + body) != mpa_crc32c(p, body))
 		return -IW_EMPA_CRC;
 	rc = rx->ops->ulpdu_end(rx->arg);
 	return rc ? rc : (ssize_t)wire;
@@ -244,9 +285,32 @@ int mpa_rx_eof(const struct mpa_rx *rx)
 }
 
 /*
+ * With CRC on, ULPDUs are held in @buf (room for the longest, max_ulpdu
+ * octets) until their CRC has been checked.  Without it, or without CRC,
+ * octets go up as they arrive.
+ */
+void mpa_rx_hold(struct mpa_rx *rx, uint8_t *buf, size_t cap)
+{
+	rx->hold = cap >= rx->max_ulpdu ? buf : NULL;
+	rx->hold_cap = rx->hold ? cap : 0;
+}
+
+/*
+ * While a ULPDU is held: where its next octets go, for a caller that moves
+ * them straight from the socket (see mpa_rx_payload_window()); else NULL.
+ */
+uint8_t *mpa_rx_held_at(const struct mpa_rx *rx)
+{
+	if (!holding(rx) || rx->state != MPA_RX_ULPDU)
+		return NULL;
+	return rx->hold + (rx->ulpdu_len - rx->ulpdu_left);
+}
+
+/*
  * How many of the next stream octets are ULPDU octets with no marker among
  * them.  A caller may move that many straight from the socket to where the
- * ULPDU belongs and report them with mpa_rx_payload_placed().
+ * ULPDU belongs (where mpa_rx_held_at() says while one is held) and report
+ * them with mpa_rx_payload_placed().
  */
 size_t mpa_rx_payload_window(const struct mpa_rx *rx)
 {

@@ -106,6 +106,8 @@ size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
  * Calls into the layer above.  Each returns 0 or a negative code, which
  * stops the de-framer (the error sticks).  ULPDU octets arrive in order
  * with markers removed; ulpdu_end comes after the CRC has been checked.
+ * With a hold buffer (mpa_rx_hold()) and CRC on, nothing of a ULPDU goes
+ * up before its CRC has been checked: begin, data and end come together.
  */
 struct mpa_rx_ops {
 	int (*ulpdu_begin)(void *arg, uint16_t ulpdu_len);
@@ -138,6 +140,8 @@ struct mpa_rx {
 	bool markers;	     /* we asked for markers */
 	bool crc;
 	int err; /* sticky */
+	uint8_t *hold;	     /* CRC on: the ULPDU until its CRC is checked */
+	size_t hold_cap;
 };
 
 void mpa_rx_init(struct mpa_rx *rx, const struct mpa_rx_ops *ops, void *arg,
@@ -146,6 +150,8 @@ int mpa_rx_feed(struct mpa_rx *rx, const uint8_t *p, size_t len);
 int mpa_rx_eof(const struct mpa_rx *rx);
 size_t mpa_rx_payload_window(const struct mpa_rx *rx);
 int mpa_rx_payload_placed(struct mpa_rx *rx, const uint8_t *p, size_t len);
+void mpa_rx_hold(struct mpa_rx *rx, uint8_t *buf, size_t cap);
+uint8_t *mpa_rx_held_at(const struct mpa_rx *rx);
 
 /* ---- FPDU scanner (scan.c) ------------------------------------------ */
 

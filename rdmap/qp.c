@@ -86,6 +86,7 @@ void rdmap_qp_fini(struct rdmap_qp *qp)
 	free(qp->fpdu_iov);
 	free(qp->fpdu_markers);
 	free(qp->stage);
+	free(qp->rx_hold);
 	memset(qp, 0, sizeof(*qp));
 }
 
@@ -99,10 +100,16 @@ bool rdmap_sq_has_read(struct rdmap_qp *qp)
 
 /*
  * An RDMA Read (or atomic) posted before the handshake, on a stream that
- * turns out to have ORD 0, cannot be carried out: it fails, and the QP
- * with it, before anything is sent.
+ * turns out to have ORD 0, cannot be carried out: it fails, and the stream
+ * with it, before any of the work is sent.  The stream ends as RFC 6581
+ * section 5 has an initiator end one whose IRD/ORD it cannot work with,
+ * with a Terminate naming insufficient IRD resources (MPA 0x06), so that
+ * the peer, which has already taken the connection as established, learns
+ * why rather than seeing it close.
  */
-static int refuse_queued_reads(struct rdmap_qp *qp)
+static void leave_rts(struct rdmap_qp *qp, int err, bool terminate);
+
+static void refuse_queued_reads(struct rdmap_qp *qp)
 {
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct rdmap_swqe *w = sq_at(qp, i);
@@ -112,10 +119,11 @@ static int refuse_queued_reads(struct rdmap_qp *qp)
 		w->state = SWQE_DONE;
 		w->status = RDMAP_WC_LOC_QP_OP_ERR;
 		w->err = -IW_ENO_READ_CREDIT;
-		rdmap_fail(qp, -IW_ENO_READ_CREDIT);
-		return -IW_ENO_READ_CREDIT;
+		rdmap_term_for_error(qp, -IW_EMPA_INSUFFICIENT_IRD,
+				     &qp->term_out);
+		leave_rts(qp, -IW_ENO_READ_CREDIT, true);
+		return;
 	}
-	return 0;
 }
 
 /*
@@ -135,7 +143,9 @@ static int refuse_queued_reads(struct rdmap_qp *qp)
  * (RDMAP_MIN_MULPDU): every message then fits, and a segment with payload
  * (18 header octets at most) carries at least 52 of it.  A smaller limit
  * is refused (-EINVAL).  With markers the MULPDU is cut to what keeps
- * every FPDUPTR within 16 bits.
+ * every FPDUPTR within 16 bits.  A Read queued on a stream that settled
+ * on ORD 0 leaves the engine started but terminating (see
+ * refuse_queued_reads()).
  */
 int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 {
@@ -158,8 +168,10 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 					  : RDMAP_TX_STAGE_SIZE;
 	qp->tx_copy_max = conn->markers_tx ? qp->stage_size : RDMAP_TX_COPY_MAX;
 	qp->stage = malloc(qp->stage_size);
+	/* with CRC, nothing of a ULPDU is placed before its CRC checks */
+	qp->rx_hold = conn->crc ? malloc(conn->max_ulpdu) : NULL;
 	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov ||
-	    !qp->stage)
+	    !qp->stage || (conn->crc && !qp->rx_hold))
 		return -ENOMEM;
 	if (conn->markers_tx) {
 		qp->fpdu_markers = calloc((size_t)qp->n_fpdus *
@@ -178,13 +190,17 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	qp->conn.mulpdu = qp->mpa_tx.mulpdu;
 	mpa_rx_init(&qp->mpa_rx, &rdmap_mpa_rx_ops, qp, conn->max_ulpdu,
 		    conn->markers_rx, conn->crc);
+	if (qp->rx_hold)
+		mpa_rx_hold(&qp->mpa_rx, qp->rx_hold, conn->max_ulpdu);
 	/*
 	 * RFC 5044/6581: the responder waits for the initiator's first FPDU,
 	 * unless the application has said the initiator is ready for it
 	 */
 	qp->tx_open = conn->initiator || conn->responder_first;
 	qp->state = RDMAP_QP_RTS;
-	return conn->ord ? 0 : refuse_queued_reads(qp);
+	if (!conn->ord)
+		refuse_queued_reads(qp);
+	return 0;
 }
 
 /* The completion opcode of a send work request. */

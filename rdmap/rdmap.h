@@ -371,6 +371,7 @@ struct rdmap_qp {
 
 	/* receive */
 	struct mpa_rx mpa_rx;
+	uint8_t *rx_hold; /* CRC on: a ULPDU waits here for its CRC */
 	struct ddp_queue rxq[RDMAP_QN_MAX];
 	struct rdmap_rx_seg seg;
 	/* RFC 7306: the last message to end was an RDMA Write of this size */

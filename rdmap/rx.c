@@ -4,11 +4,13 @@
  * is one DDP segment whose header is gathered (it may arrive in pieces),
  * checked layer by layer, and resolved to a destination before any payload
  * is placed: a registered region for tagged segments (RFC 5041 section
- * 5.1), the posted receive for untagged Sends (section 5.3).  What a
- * message means (a completion, a Read to answer, an invalidation, the end
- * of the stream) is acted upon once its last segment has passed the CRC.
- * The RFC 7306 messages are known only to a stream that enabled them:
- * anywhere else they are what any unknown opcode is (RFC 5040 7.1).
+ * 5.1), the posted receive for untagged Sends (section 5.3).  With CRC on
+ * a segment comes up only once its FPDU has passed the CRC, so nothing of
+ * a corrupted one is placed; what a message means (a completion, a Read
+ * to answer, an invalidation, the end of the stream) is acted upon once
+ * its last segment has passed the CRC.  The RFC 7306 messages are known
+ * only to a stream that enabled them: anywhere else they are what any
+ * unknown opcode is (RFC 5040 7.1).
  */
 #include <errno.h>
 #include <string.h>
@@ -587,8 +589,9 @@ int rdmap_rx_eof(struct rdmap_qp *qp)
 /*
  * Where the next payload octets of the stream belong, when they can go
  * there straight (no marker or trailer in between): returns the address
- * and sets *@len, else NULL.  Report what was put there with
- * rdmap_rx_direct_done().
+ * and sets *@len, else NULL.  With CRC on that is the hold where the
+ * ULPDU waits for its CRC, not its destination.  Report what was put
+ * there with rdmap_rx_direct_done().
  */
 uint8_t *rdmap_rx_direct(struct rdmap_qp *qp, size_t *len)
 {
@@ -596,7 +599,15 @@ uint8_t *rdmap_rx_direct(struct rdmap_qp *qp, size_t *len)
 	size_t win, span;
 	uint8_t *p;
 
-	if (qp->state != RDMAP_QP_RTS || !s->hdr_done || !s->left)
+	if (qp->state != RDMAP_QP_RTS)
+		return NULL;
+	/* a ULPDU held for its CRC takes the octets in the hold */
+	p = mpa_rx_held_at(&qp->mpa_rx);
+	if (p) {
+		*len = mpa_rx_payload_window(&qp->mpa_rx);
+		return *len ? p : NULL;
+	}
+	if (!s->hdr_done || !s->left)
 		return NULL;
 	win = mpa_rx_payload_window(&qp->mpa_rx);
 	if (!win)
@@ -619,6 +630,7 @@ int rdmap_rx_direct_done(struct rdmap_qp *qp, size_t len)
 	struct rdmap_rx_seg *s = &qp->seg;
 	size_t span;
 	uint8_t *p = rdmap_rx_direct(qp, &span);
+	bool held = p && p == mpa_rx_held_at(&qp->mpa_rx);
 	int rc;
 
 	if (!p || len > span)
@@ -628,7 +640,9 @@ int rdmap_rx_direct_done(struct rdmap_qp *qp, size_t len)
 		rdmap_fail(qp, rc);
 		return rc;
 	}
-	s->placed += (uint32_t)len;
-	s->left -= (uint16_t)len;
+	if (!held) {
+		s->placed += (uint32_t)len;
+		s->left -= (uint16_t)len;
+	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -11,6 +12,14 @@
 #include <time.h>
 
 #include "e2e.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+/* the sanitizer's allocator counts (gcc ships no header declaring it) */
+size_t __sanitizer_get_current_allocated_bytes(void);
+#else
+#include <malloc.h>
+#endif
+#include <sys/resource.h>
 
 #define ACC_ALL (IW_ACCESS_LOCAL_WRITE | IW_ACCESS_REMOTE_WRITE | \
 		 IW_ACCESS_REMOTE_READ)
@@ -213,6 +222,40 @@ void e2e_fill(uint8_t *p, size_t len, uint32_t seed)
 	}
 }
 
+long long e2e_ping(struct e2e *e, uint32_t seq, int ms)
+{
+	struct iw_sge s = { (uintptr_t)e->c.buf, 64, e->c.mr->lkey };
+	struct iw_sge r = { (uintptr_t)e->s.buf, 64, e->s.mr->lkey };
+	struct iw_wc wc;
+	long long t0 = now_ms();
+
+	e2e_fill(e->c.buf, 64, seq);
+	memset(e->s.buf, 0, 64);
+	ck_assert_int_eq(iw_post_recv(e->s.qp,
+				      &(struct iw_recv_wr){ seq, NULL, &r, 1 },
+				      NULL),
+			 0);
+	ck_assert_int_eq(iw_post_send(e->c.qp,
+				      &(struct iw_send_wr){
+					      .wr_id = seq, .sg_list = &s,
+					      .num_sge = 1,
+					      .opcode = IW_WR_SEND,
+					      .send_flags = IW_SEND_SIGNALED },
+				      NULL),
+			 0);
+	e2e_poll(e->s.cq, &wc, 1, ms);
+	require(wc.status == IW_WC_SUCCESS && wc.wr_id == seq &&
+			wc.byte_len == 64,
+		"ping %u: status %d wr_id %llu length %u", seq, wc.status,
+		(unsigned long long)wc.wr_id, wc.byte_len);
+	require(memcmp(e->s.buf, e->c.buf, 64) == 0, "ping %u: data differs",
+		seq);
+	e2e_poll(e->c.cq, &wc, 1, ms);
+	require(wc.status == IW_WC_SUCCESS && wc.wr_id == seq,
+		"ping %u: send status %d", seq, wc.status);
+	return now_ms() - t0;
+}
+
 /* ---- a raw peer ----------------------------------------------------- */
 
 int e2e_raw_request(const char *port, int rcvbuf, uint16_t rd)
@@ -298,4 +341,43 @@ size_t e2e_raw_read_fpdu(int fd, uint8_t *ulpdu, size_t cap)
 	rest = (2 + len + 3) / 4 * 4 + 4 - 2 - len;
 	raw_read_full(fd, trailer, rest);
 	return len;
+}
+
+int e2e_raw_connect(const char *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(port)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	require(fd >= 0, "socket: %s", strerror(errno));
+	require(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0,
+		"connect: %s", strerror(errno));
+	return fd;
+}
+
+/* ---- resources -------------------------------------------------------- */
+
+size_t e2e_heap_in_use(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	struct mallinfo2 m = mallinfo2();
+
+	return m.uordblks + m.hblkhd;
+#endif
+}
+
+void e2e_raise_nofile(size_t n)
+{
+	struct rlimit r;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &r), 0);
+	if (r.rlim_cur >= n)
+		return;
+	r.rlim_cur = n < r.rlim_max ? n : r.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &r), 0);
+	ck_assert_msg(r.rlim_cur >= n, "only %lu descriptors allowed",
+		      (unsigned long)r.rlim_cur);
 }

@@ -74,6 +74,13 @@ void e2e_port(struct iw_cm_id *listen, char *port, size_t len);
 void e2e_fill(uint8_t *p, size_t len, uint32_t seed);
 
 /*
+ * One Send of 64 octets from the client to the server of a connected
+ * pair, received and checked within @ms; returns how long it took.  For
+ * tests that prove a connection is still served while others misbehave.
+ */
+long long e2e_ping(struct e2e *e, uint32_t seq, int ms);
+
+/*
  * A raw peer on a plain TCP socket that speaks MPA by hand (revision 2,
  * no CRC, no markers), for what the library itself never sends: FPDUs
  * cut off midway, segments aimed at chosen STags, a peer that does not
@@ -92,5 +99,13 @@ void e2e_raw_write(int fd, const void *p, size_t len);
 /* Reads the next FPDU's ULPDU into @ulpdu (up to @cap octets) and returns
  * its length; 0 at the end of the stream. */
 size_t e2e_raw_read_fpdu(int fd, uint8_t *ulpdu, size_t cap);
+/* A TCP connection to 127.0.0.1:@port that has sent nothing. */
+int e2e_raw_connect(const char *port);
+
+/* Octets the process has allocated and not freed (malloc's own count, or
+ * the sanitizer's when it owns the heap). */
+size_t e2e_heap_in_use(void);
+/* Room for @n descriptors, as far as the hard limit allows. */
+void e2e_raise_nofile(size_t n);
 
 #endif /* IW_TEST_E2E_H */

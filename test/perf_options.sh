@@ -223,7 +223,7 @@ timeout 60 "$perf" --loopback --tcp -m lat -s 8 -n 300 >"$work/lat.txt" ||
 	fail "lat table: exit $?"
 timeout 60 "$perf" --loopback --tcp -t write -s 4096 -n 300 \
 	>"$work/bw.txt" || fail "bw table: exit $?"
-num='[0-9.e+]+'
+num='[0-9.e+-]+' # %g may print 7.6e-05
 grep -q '^ *#bytes .* CPU s/GB | *TCP Gb/s .* CPU s/GB | *ratio *p99 r *CPU r$' \
 	"$work/lat.txt" || fail "table header: $(grep '#bytes' "$work/lat.txt")"
 # (a run this short may have no CPU tick on one side: no CPU ratio then)

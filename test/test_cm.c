@@ -320,12 +320,12 @@ static void expect_open(int fd, int ms)
 }
 
 /*
- * The backlog bounds the connections waiting for their MPA Request:
- * with two silent ones held, a third is closed at once; once one of the
- * two has sent its Request (and been handed to the application) there
- * is room again.
+ * The backlog bounds the connections waiting for their MPA Request: with
+ * two silent ones held, a third makes the oldest go at once, and is
+ * heard when it speaks; once one has sent its Request (and been handed
+ * to the application) it no longer counts.
  */
-START_TEST(silent_connections_beyond_the_backlog_are_closed_at_once)
+START_TEST(oldest_silent_connection_makes_room_beyond_the_backlog)
 {
 	struct e2e_side s;
 	struct iw_cm_event *ev;
@@ -341,16 +341,18 @@ START_TEST(silent_connections_beyond_the_backlog_are_closed_at_once)
 	fd[1] = raw_connect(port);
 	expect_open(fd[0], 200);
 	fd[2] = raw_connect(port);
-	expect_closed(fd[2], 1000); /* at once: the Request may take 5 s */
+	expect_closed(fd[0], 1000); /* at once: the Request may take 5 s */
 	expect_open(fd[1], 100);
-	ck_assert_int_eq(write(fd[0], good_request, sizeof(good_request) - 1),
+	expect_open(fd[2], 100);
+	ck_assert_int_eq(write(fd[2], good_request, sizeof(good_request) - 1),
 			 (ssize_t)sizeof(good_request) - 1);
 	ev = e2e_event(s.ch, E2E_WAIT_MS);
 	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
 	req = ev->id; /* the application's now */
 	iw_ack_cm_event(ev);
 	fd[3] = raw_connect(port);
-	expect_open(fd[3], 300);
+	expect_open(fd[1], 300);
+	expect_open(fd[3], 100);
 	for (int i = 0; i < 4; i++)
 		close(fd[i]);
 	iw_destroy_id(req);
@@ -937,7 +939,9 @@ END_TEST
 /*
  * A Read posted before connecting, on a connection that turns out to
  * have ORD 0: the connection fails at once, the Read with a local QP
- * operation error, the Send before it flushed.
+ * operation error, the Send before it flushed; the responder, which has
+ * taken the connection as established, is told why by the Terminate
+ * RFC 6581 names (LLP, MPA, insufficient IRD resources), not by a close.
  */
 START_TEST(read_posted_before_a_connection_without_credit_fails_it)
 {
@@ -983,6 +987,15 @@ START_TEST(read_posted_before_a_connection_without_credit_fails_it)
 	ck_assert_uint_eq(wc[1].wr_id, 2);
 	ck_assert_int_eq(wc[1].status, IW_WC_LOC_QP_OP_ERR);
 	ck_assert_int_eq(wc[1].err, -IW_ENO_READ_CREDIT);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
+	ck_assert_int_eq(ev->status, -IW_ETERMINATED);
+	ck_assert(ev->terminate.valid && ev->terminate.received);
+	ck_assert_uint_eq(ev->terminate.layer, 2);
+	ck_assert_uint_eq(ev->terminate.etype, 0);
+	ck_assert_uint_eq(ev->terminate.ecode, 0x06);
+	iw_ack_cm_event(ev);
 	e2e_teardown(&e);
 }
 END_TEST
@@ -1928,7 +1941,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, fpdu_right_behind_the_reply_is_taken);
 	tcase_add_loop_test(tc, responder_first_sends_before_the_client_speaks, 0, 3);
 	tcase_add_test(tc, silent_initiator_is_dropped_after_the_request_timeout);
-	tcase_add_test(tc, silent_connections_beyond_the_backlog_are_closed_at_once);
+	tcase_add_test(tc, oldest_silent_connection_makes_room_beyond_the_backlog);
 	tcase_add_test(tc, malformed_request_is_closed_without_a_reply);
 	tcase_add_test(tc, reject_sends_the_private_data_back);
 	tcase_add_loop_test(tc, work_posted_before_a_failed_connect_is_flushed,

@@ -820,6 +820,84 @@ START_TEST(rx_placing_beyond_the_window_is_refused)
 }
 END_TEST
 
+/* ---- de-framer: held ULPDUs (CRC on) ------------------------------- */
+
+/*
+ * RFC 5044 section 8: a ULPDU whose CRC fails does not go up.  Held, not
+ * one octet of the damaged one reaches the layer above, not even its
+ * header; the one before it went up whole.
+ */
+START_TEST(rx_held_ulpdu_with_a_crc_error_never_goes_up)
+{
+	static uint8_t hold[1000];
+	uint8_t w[2048];
+	size_t n = three_fpdus(w, true);
+	struct rx_log l;
+	struct mpa_rx rx;
+
+	w[312 + 2 + 10] ^= 0x04; /* in the second FPDU's payload */
+	rx_log_init(&l, 4096);
+	mpa_rx_init(&rx, &rx_log_ops, &l, 1000, true, true);
+	mpa_rx_hold(&rx, hold, sizeof(hold));
+	ck_assert_int_eq(mpa_rx_feed(&rx, w, n), -IW_EMPA_CRC);
+	ck_assert_uint_eq(l.begins, 1);
+	ck_assert_uint_eq(l.ends, 1);
+	ck_assert_uint_eq(l.len, 300);
+	rx_log_free(&l);
+}
+END_TEST
+
+/*
+ * Held ULPDUs go up whole, one begin, one piece of data and one end
+ * each, wherever the stream is cut and whether the payload comes through
+ * the feed or straight into the hold (mpa_rx_held_at()); without CRC
+ * the hold is not used.
+ */
+START_TEST(rx_held_ulpdus_go_up_whole_after_their_crc)
+{
+	static uint8_t hold[1000];
+	uint8_t w[2048];
+	size_t n = three_fpdus(w, _i != 2);
+	struct rx_log l;
+	struct mpa_rx rx;
+	struct rng r;
+	size_t i = 0;
+
+	rng_seed(&r, "rx_held_ulpdus", 0x4011d + (uint64_t)_i);
+	rx_log_init(&l, 4096);
+	mpa_rx_init(&rx, &rx_log_ops, &l, 1000, true, _i != 2);
+	mpa_rx_hold(&rx, hold, sizeof(hold));
+	while (i < n) {
+		size_t cut = (size_t)rng_range(&r, 1, 40);
+		uint8_t *at = mpa_rx_held_at(&rx);
+		size_t win = mpa_rx_payload_window(&rx);
+
+		if (cut > n - i)
+			cut = n - i;
+		ck_assert(_i != 2 || at == NULL);
+		if (_i == 1 && at && win) {
+			cut = cut < win ? cut : win;
+			memcpy(at, w + i, cut);
+			ck_assert_int_eq(mpa_rx_payload_placed(&rx, at, cut), 0);
+		} else {
+			ck_assert_int_eq(mpa_rx_feed(&rx, w + i, cut), 0);
+		}
+		/* with CRC nothing of a ULPDU is up before its end */
+		ck_assert(_i == 2 || !l.open);
+		i += cut;
+	}
+	ck_assert_int_eq(mpa_rx_eof(&rx), 0);
+	ck_assert_uint_eq(l.begins, 3);
+	ck_assert_uint_eq(l.ends, 3);
+	ck_assert_uint_eq(l.len, 900);
+	for (int k = 0; k < 3; k++)
+		for (int j = 0; j < 300; j++)
+			require(l.data[k * 300 + j] == 'a' + k,
+				"ULPDU %d octet %d", k, j);
+	rx_log_free(&l);
+}
+END_TEST
+
 /* ---- error table ----------------------------------------------------- */
 
 START_TEST(every_error_code_has_words_and_mpa_codes_their_triples)
@@ -918,6 +996,8 @@ Suite *mpa_framing_suite(void)
 	tcase_add_test(tc, rx_error_sticks_and_stops_callbacks);
 	tcase_add_test(tc, rx_callback_error_stops_the_feed);
 	tcase_add_test(tc, rx_placing_beyond_the_window_is_refused);
+	tcase_add_test(tc, rx_held_ulpdu_with_a_crc_error_never_goes_up);
+	tcase_add_loop_test(tc, rx_held_ulpdus_go_up_whole_after_their_crc, 0, 3);
 	tcase_add_test(tc, every_error_code_has_words_and_mpa_codes_their_triples);
 	suite_add_tcase(s, tc);
 	return s;

@@ -3,7 +3,8 @@
  * Queue accounting through the public API: a work request holds its slot
  * until its completion is polled, so a CQ sized for its queues never
  * overruns; shared receive queues feed several QPs and give their slots
- * back the same way; objects still in use refuse to be destroyed.
+ * back the same way; objects still in use (a QP, a region, a protection
+ * domain) refuse to be destroyed.
  */
 #include <check.h>
 #include <errno.h>
@@ -449,6 +450,52 @@ static void expect_ids_once(const struct iw_wc *wc, int n, uint64_t first)
 }
 
 /*
+ * A protection domain is not freed while a region, a queue pair or a
+ * shared receive queue still belongs to it (ibv_dealloc_pd() says EBUSY
+ * as well): each one alone keeps it, and it goes once all have gone.
+ */
+START_TEST(pd_in_use_is_not_deallocated)
+{
+	struct iw_context *ctx = iw_open(NULL);
+	struct iw_pd *pd = iw_alloc_pd(ctx);
+	struct iw_cq *cq = iw_create_cq(ctx, 8, NULL);
+	struct iw_qp_init_attr qa = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct iw_srq_init_attr sa = { .max_wr = 2, .max_sge = 1 };
+	static uint8_t buf[64];
+	struct iw_mr *mr;
+	struct iw_qp *qp;
+	struct iw_srq *srq;
+
+	ck_assert_ptr_nonnull(pd);
+	ck_assert_ptr_nonnull(cq);
+	mr = iw_reg_mr(pd, buf, sizeof(buf), IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(mr);
+	ck_assert_int_eq(iw_dealloc_pd(pd), -EBUSY);
+	ck_assert_int_eq(iw_dereg_mr(mr), 0);
+	qp = iw_create_qp(pd, &qa);
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(iw_dealloc_pd(pd), -EBUSY);
+	ck_assert_int_eq(iw_destroy_qp(qp), 0);
+	srq = iw_create_srq(pd, &sa);
+	ck_assert_ptr_nonnull(srq);
+	ck_assert_int_eq(iw_dealloc_pd(pd), -EBUSY);
+	/* still whole: it takes another region after the refusals */
+	mr = iw_reg_mr(pd, buf, sizeof(buf), IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(mr);
+	ck_assert_int_eq(iw_destroy_srq(srq), 0);
+	ck_assert_int_eq(iw_dealloc_pd(pd), -EBUSY);
+	ck_assert_int_eq(iw_dereg_mr(mr), 0);
+	ck_assert_int_eq(iw_dealloc_pd(pd), 0);
+	ck_assert_int_eq(iw_destroy_cq(cq), 0);
+	ck_assert_int_eq(iw_close(ctx), 0);
+}
+END_TEST
+
+/*
  * iw_qp_to_error() completes every outstanding request exactly once, with
  * IW_WC_WR_FLUSH_ERR: on a QP never connected, and on a connected one
  * whose sends cannot have left (a responder sends nothing before the
@@ -599,6 +646,7 @@ static Suite *queues_suite(void)
 	tc = tcase_create("regions");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, region_named_by_posted_work_is_not_deregistered);
+	tcase_add_test(tc, pd_in_use_is_not_deallocated);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("posting");
 	tcase_set_timeout(tc, 60);

@@ -1664,18 +1664,21 @@ static struct rdmap_sge bad_sge(struct arena *a, int how)
 }
 
 /*
- * A Read posted before the handshake on a stream whose ORD turns out to
- * be 0: the start fails, the Read with a local QP operation error and
- * the work around it flushed, in posting order, before anything is sent.
+ * A Read queued before the stream starts with ORD 0 cannot go: it fails
+ * with a local QP operation error, the rest is flushed, and the stream
+ * ends with the Terminate RFC 6581 has an initiator send when it cannot
+ * work with the IRD it was given (LLP, MPA, 0x06), before anything else.
  */
-START_TEST(read_queued_before_a_start_with_ord_0_fails_the_start)
+START_TEST(read_queued_before_a_start_with_ord_0_terminates_the_stream)
 {
 	struct ddp_stag_table stags;
 	struct pair_side s;
-	uint8_t buf[64];
+	uint8_t buf[64], wire[256], img[18];
 	uint32_t stag;
 	struct rdmap_sge sge;
 	struct iovec iov[8];
+	size_t len = 0;
+	int n;
 
 	memset(&s, 0, sizeof(s));
 	s.cqe = calloc(8, sizeof(*s.cqe));
@@ -1695,8 +1698,8 @@ START_TEST(read_queued_before_a_start_with_ord_0_fails_the_start)
 			.sge = &sge, .num_sge = 1 }), 0);
 	ck_assert_int_eq(rdmap_qp_start(&s.qp, &(struct rdmap_conn){
 		.initiator = true, .mulpdu = 1000, .max_ulpdu = 0xffff,
-		.ird = 1, .ord = 0 }), -IW_ENO_READ_CREDIT);
-	ck_assert_uint_eq(s.qp.state, RDMAP_QP_ERROR);
+		.ird = 1, .ord = 0 }), 0);
+	ck_assert_uint_eq(s.qp.state, RDMAP_QP_TERMINATING);
 	ck_assert_uint_eq(s.n_cqe, 3);
 	for (uint32_t i = 0; i < 3; i++) {
 		ck_assert_uint_eq(s.cqe[i].wr_id, i);
@@ -1704,7 +1707,25 @@ START_TEST(read_queued_before_a_start_with_ord_0_fails_the_start)
 							  : RDMAP_WC_WR_FLUSH_ERR);
 		ck_assert_int_eq(s.cqe[i].err, -IW_ENO_READ_CREDIT);
 	}
+	/* on the wire: the Terminate alone, no Send before it */
+	n = rdmap_tx_gather(&s.qp, iov, 8, SIZE_MAX);
+	ck_assert_int_gt(n, 0);
+	for (int i = 0; i < n; i++) {
+		ck_assert_uint_le(len + iov[i].iov_len, sizeof(wire));
+		memcpy(wire + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
+	ck_assert_uint_eq(get_be16(wire), 18 + 4);
+	ck_assert_uint_eq(len, 2 + 18 + 4 + 4);
+	u_hdr(img, U_LAST, RD(RDMAP_OP_TERMINATE), 0, 2, 1, 0);
+	ck_assert_mem_eq(wire + 2, img, 18);
+	ck_assert_uint_eq(wire[20], IW_TERM_LAYER_LLP << 4 | IW_TERM_ETYPE_MPA);
+	ck_assert_uint_eq(wire[21], 0x06);
+	ck_assert_uint_eq(wire[22], 0); /* no segment, no header echoed */
+	rdmap_tx_advance(&s.qp, len);
+	ck_assert_uint_eq(s.qp.state, RDMAP_QP_ERROR);
 	ck_assert_int_eq(rdmap_tx_gather(&s.qp, iov, 8, SIZE_MAX), 0);
+	ck_assert_uint_eq(s.n_cqe, 3);
 	rdmap_qp_fini(&s.qp);
 	ddp_stag_table_destroy(&stags);
 	free(s.cqe);
@@ -2118,7 +2139,7 @@ static Suite *rdmap_errors_suite(void)
 	tc = tcase_create("other");
 	tcase_add_test(tc, received_terminate_ends_the_stream_without_a_terminate_of_our_own);
 	tcase_add_test(tc, read_with_ord_0_is_refused_at_posting_and_nothing_is_queued);
-	tcase_add_test(tc, read_queued_before_a_start_with_ord_0_fails_the_start);
+	tcase_add_test(tc, read_queued_before_a_start_with_ord_0_terminates_the_stream);
 	tcase_add_test(tc, a_message_that_cannot_be_framed_ends_the_stream_with_a_local_terminate);
 	tcase_add_test(tc, qps_of_one_pd_share_its_registrations_and_nothing_else);
 	tcase_add_test(tc, responder_speaking_before_our_first_fpdu_is_taken);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -152,6 +154,8 @@ int iw_get_cm_event(struct iw_cm_channel *ch, struct iw_cm_event **event)
 			ch->head = n->next;
 			if (!ch->head)
 				ch->tail = NULL;
+			if (n->ev.event == IW_CM_EVENT_CONNECT_REQUEST)
+				n->ev.listen_id->n_queued--;
 			channel_sync(ch);
 		}
 		pthread_mutex_unlock(&ch->lock);
@@ -192,6 +196,8 @@ static size_t channel_forget(struct iw_cm_channel *ch, struct iw_cm_id *id,
 			pp = &e->next;
 			continue;
 		}
+		if (e->ev.event == IW_CM_EVENT_CONNECT_REQUEST)
+			e->ev.listen_id->n_queued--;
 		*pp = e->next;
 		free(e);
 	}
@@ -228,11 +234,46 @@ const char *iw_cm_event_str(enum iw_cm_event_type event)
 	return words[event];
 }
 
+static void id_free(struct iw_cm_id *id);
+
+/*
+ * With ch->lock held, before a listener's connection request is queued:
+ * at most its backlog of requests wait in the channel untaken, so that a
+ * peer who sends Requests faster than the application takes them cannot
+ * grow the queue without end.  Beyond that the oldest request waiting
+ * makes room: its event goes, and its identifier, which the application
+ * has never seen, is returned for the caller to free.
+ */
+static struct iw_cm_id *channel_request_room(struct iw_cm_channel *ch,
+					     struct iw_cm_id *l)
+{
+	struct cm_event_node **pp, *prev = NULL;
+
+	if (l->n_queued++ < l->max_pending)
+		return NULL;
+	for (pp = &ch->head; *pp; prev = *pp, pp = &(*pp)->next) {
+		struct cm_event_node *e = *pp;
+		struct iw_cm_id *old = e->ev.id;
+
+		if (e->ev.event != IW_CM_EVENT_CONNECT_REQUEST ||
+		    e->ev.listen_id != l)
+			continue;
+		*pp = e->next;
+		if (ch->tail == e)
+			ch->tail = prev;
+		free(e);
+		l->n_queued--;
+		return old;
+	}
+	return NULL;
+}
+
 /* Queues an event for the application, with the peer's frame if asked. */
 void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 	      bool with_peer)
 {
 	struct iw_cm_channel *ch = id->ch;
+	struct iw_cm_id *old = NULL;
 	struct cm_event_node *n;
 
 	iw_log_id(id, "event: %s%s%s", iw_cm_event_str(type),
@@ -260,8 +301,16 @@ void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 		n->ev.private_data_len = id->peer_pd_len;
 	}
 	pthread_mutex_lock(&ch->lock);
+	if (type == IW_CM_EVENT_CONNECT_REQUEST)
+		old = channel_request_room(ch, id->listen_id);
 	channel_append(ch, n);
 	pthread_mutex_unlock(&ch->lock);
+	if (old) {
+		iw_log_id(old, "dropped: its MPA Request was the oldest of %u "
+			       "the application has not taken (the backlog)",
+			  id->listen_id->max_pending);
+		id_free(old);
+	}
 }
 
 /* ---- identifiers --------------------------------------------------------- */
@@ -409,6 +458,8 @@ static bool pending_unlink_locked(struct iw_cm_id *id)
 		l->pending = id->pend_next;
 	if (id->pend_next)
 		id->pend_next->pend_prev = id->pend_prev;
+	else
+		l->pending_tail = id->pend_prev;
 	id->pend_prev = id->pend_next = NULL;
 	id->pend_linked = false;
 	l->n_pending--;
@@ -430,41 +481,62 @@ bool cm_unlink_pending(struct iw_cm_id *id)
 }
 
 /*
- * Takes a new connection into the listener's care, unless as many as its
- * backlog are still waiting for their MPA Request: a peer that opens
- * connections and says nothing holds a bounded amount of memory.
+ * Takes a new connection into the listener's care.  As many as its
+ * backlog may wait for their MPA Request at once; beyond that the oldest
+ * of them makes room and is returned, no longer linked, for the caller to
+ * drop.  A peer that opens connections and says nothing (or says it one
+ * octet at a time) holds a bounded amount of memory, and cannot keep a
+ * newcomer from being heard (a refusal of the newest would).
  */
-static bool pending_link(struct iw_cm_id *l, struct iw_cm_id *id)
+static struct iw_cm_id *pending_link(struct iw_cm_id *l, struct iw_cm_id *id)
 {
-	bool room;
+	struct iw_cm_id *oldest = NULL;
 
 	pthread_mutex_lock(&l->ctx->lock);
-	room = l->n_pending < l->max_pending;
-	if (room) {
-		id->pend_next = l->pending;
-		if (l->pending)
-			l->pending->pend_prev = id;
-		l->pending = id;
-		id->pend_linked = true;
-		l->n_pending++;
+	if (l->n_pending >= l->max_pending && l->pending) {
+		oldest = l->pending;
+		pending_unlink_locked(oldest);
 	}
+	id->pend_next = NULL;
+	id->pend_prev = l->pending_tail;
+	if (l->pending_tail)
+		l->pending_tail->pend_next = id;
+	else
+		l->pending = id;
+	l->pending_tail = id;
+	id->pend_linked = true;
+	l->n_pending++;
 	pthread_mutex_unlock(&l->ctx->lock);
-	return room;
+	return oldest;
 }
 
-static void id_free(struct iw_cm_id *id);
+static long long ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000LL +
+	       (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+static void listener_free(void *arg)
+{
+	tp_listener_free(arg);
+}
 
 /*
  * A listener goes: no callback of it runs any more, and the connections
- * it accepted that the application has not taken go with it.
+ * it accepted that the application has not taken go with it.  It is
+ * freed in the loop: from another thread, freeing it while its accept
+ * callback runs would deadlock in libevent (the free holds the
+ * listener's lock and waits for the callback, which waits for the lock).
  */
 static void listener_close(struct iw_cm_id *l)
 {
 	struct iw_cm_id *orphans[64];
 	size_t n;
 
-	tp_listener_free(&l->listener);
-	progress_barrier(l->ctx); /* an accept callback may use the listener */
+	progress_in_loop(l->ctx, listener_free, &l->listener);
 	for (;;) {
 		struct iw_cm_id *id;
 
@@ -607,17 +679,32 @@ static void timer_start(struct iw_cm_id *id, uint32_t ms)
 
 /* ---- passive side -------------------------------------------------------- */
 
+/*
+ * A connection waiting for its MPA Request made room for a newer one: it
+ * goes, and the debug log says which, how long it had waited and how much
+ * of its Request had come.
+ */
+static void drop_oldest_pending(struct iw_cm_id *l, struct iw_cm_id *old)
+{
+	iw_log_id(old, "dropped after %lld ms with %zu octets of its MPA "
+		       "Request: the oldest of %u connections in the handshake "
+		       "(the backlog)",
+		  ms_since(&old->accepted), old->in_len, l->max_pending);
+	id_free(old);
+}
+
 /* A TCP connection came in: wait for its MPA Request, within the timeout. */
 static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 		      int peer_len)
 {
-	struct iw_cm_id *l = arg, *id;
+	struct iw_cm_id *l = arg, *id, *old;
 	int rc;
 
 	(void)peer;
 	(void)peer_len;
 	id = id_new(l->ctx, l->ch, l->context);
 	if (!id) {
+		iw_log(l->ctx, 1, "listener: out of memory, a connection closed");
 		close(fd);
 		return;
 	}
@@ -625,32 +712,25 @@ static void on_accept(void *arg, int fd, const struct sockaddr *peer,
 	id->listen_id = l;
 	id->internal = true;
 	id->state = ID_REQ_WAIT;
-	if (!pending_link(l, id)) {
-		iw_log(l->ctx, 1,
-		       "listener: a connection closed at once, %u are in the "
-		       "MPA handshake already (the backlog)",
-		       l->max_pending);
-		close(fd);
-		pthread_mutex_destroy(&id->lock);
-		id_release(id);
-		return;
-	}
+	clock_gettime(CLOCK_MONOTONIC, &id->accepted);
 	pthread_mutex_lock(&id->lock);
 	id->loop = progress_conn_loop(l->ctx);
 	rc = tp_adopt(&id->tp, id->loop->base, fd, &conn_tp_ops, id,
 		      l->ctx->trace);
 	if (rc) {
 		pthread_mutex_unlock(&id->lock);
-		cm_unlink_pending(id);
 		close(fd);
 		pthread_mutex_destroy(&id->lock);
 		id_release(id);
 		return;
 	}
 	id->has_tp = true;
+	old = pending_link(l, id);
 	timer_start(id, id->opts.request_timeout_ms);
 	iw_log_id(id, "TCP connection accepted; waiting for the MPA Request");
 	pthread_mutex_unlock(&id->lock);
+	if (old)
+		drop_oldest_pending(l, old);
 }
 
 /*
@@ -672,8 +752,14 @@ int iw_listen(struct iw_cm_id *id, const char *host, const char *port,
 	if (backlog <= 0)
 		backlog = DEFAULT_BACKLOG;
 	id->max_pending = (uint32_t)backlog;
+	/*
+	 * The kernel's queue only holds connections until the loop takes
+	 * them, and a burst of a peer's SYNs must not crowd out another's:
+	 * it is as long as the system allows, whatever the backlog.
+	 */
 	rc = tp_listen(&id->listener, id->ctx->base, (struct sockaddr *)&ss,
-		       len, backlog, on_accept, id);
+		       len, backlog > SOMAXCONN ? backlog : SOMAXCONN,
+		       on_accept, id);
 	if (!rc)
 		id->state = ID_LISTEN;
 	return rc;
@@ -737,6 +823,18 @@ static bool qp_has_read(struct iw_qp *qp)
 }
 
 /*
+ * Why a request cannot be answered: -ENOTCONN when its connection ended
+ * after the Request came (the peer left, or failed), before any answer;
+ * its CONNECT_ERROR event says how.  Otherwise it is not a request.
+ */
+static int unanswerable(struct iw_cm_id *id)
+{
+	return id->listen_id && id->state == ID_CLOSED && !id->answered
+		       ? -ENOTCONN
+		       : -EINVAL;
+}
+
+/*
  * Accepts a connection request with @qp.  The handshake is decided here:
  * on success the Reply goes out and ESTABLISHED follows; when our MPA
  * options cannot meet the peer's, a Reply with R set goes out, the
@@ -753,13 +851,15 @@ int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
 		return -EINVAL;
 	pthread_mutex_lock(&id->lock);
 	if (id->state != ID_REQ_RCVD) {
+		rc = unanswerable(id);
 		pthread_mutex_unlock(&id->lock);
-		return -EINVAL;
+		return rc;
 	}
 	make_policy(id, param, false);
 	rc = mpa_negotiate_request(&id->policy, &id->req, &rep, &mp);
 	if (rc) {
 		iw_log_id(id, "refusing the Request: %s", iw_strerror(rc));
+		id->answered = true;
 		if (frame_out(id, &rep, NULL, 0) == 0) {
 			id->close_after_tx = true;
 			id->state = ID_REPLYING;
@@ -783,6 +883,7 @@ int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
 		return rc;
 	}
 	id->rep = rep;
+	id->answered = true;
 	if (id->opts.responder_first)
 		conn_hold_first_fpdu(id, false);
 	conn_established(id, &mp, false);
@@ -805,8 +906,9 @@ int iw_reject(struct iw_cm_id *id, const void *private_data,
 		return -EINVAL;
 	pthread_mutex_lock(&id->lock);
 	if (id->state != ID_REQ_RCVD) {
+		rc = unanswerable(id);
 		pthread_mutex_unlock(&id->lock);
-		return -EINVAL;
+		return rc;
 	}
 	rep = (struct mpa_frame){
 		.reply = true,
@@ -819,6 +921,7 @@ int iw_reject(struct iw_cm_id *id, const void *private_data,
 	rc = frame_out(id, &rep, private_data, private_data_len);
 	if (!rc) {
 		iw_log_id(id, "rejecting the Request");
+		id->answered = true;
 		id->close_after_tx = true;
 		id->state = ID_REPLYING;
 		id->reported = true;
@@ -832,19 +935,20 @@ int iw_reject(struct iw_cm_id *id, const void *private_data,
 
 /*
  * Connects to @host:@port with @qp.  Name resolution happens here, in the
- * calling thread; the rest is reported by events: ESTABLISHED, or
- * REJECTED, UNREACHABLE, TIMEOUT, CONNECT_ERROR with the reason.
+ * calling thread; the addresses are tried in the order it gives them
+ * until one takes the TCP connection.  The rest is reported by events:
+ * ESTABLISHED, or REJECTED, UNREACHABLE, TIMEOUT, CONNECT_ERROR with the
+ * reason.
  */
 int iw_connect(struct iw_cm_id *id, const char *host, const char *port,
 	       struct iw_qp *qp, const struct iw_conn_param *param)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
+	struct tp_addrs addrs;
 	int rc;
 
 	if (!id || !host || !port || !qp || !conn_param_ok(param))
 		return -EINVAL;
-	rc = tp_resolve(host, port, false, &ss, &len);
+	rc = tp_resolve_all(host, port, &addrs);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&id->lock);
@@ -861,9 +965,8 @@ int iw_connect(struct iw_cm_id *id, const char *host, const char *port,
 	if (!rc) {
 		id->state = ID_TCP_CONNECT;
 		id->loop = progress_conn_loop(id->ctx);
-		rc = tp_connect(&id->tp, id->loop->base, (struct sockaddr *)&ss,
-				len, &conn_tp_ops, id,
-				id->ctx->trace);
+		rc = tp_connect(&id->tp, id->loop->base, &addrs, &conn_tp_ops,
+				id, id->ctx->trace);
 		if (rc) {
 			id->state = ID_IDLE;
 			detach_qp(id);

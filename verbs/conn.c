@@ -91,14 +91,15 @@ void conn_kick(struct iw_cm_id *id)
 
 /*
  * A thread that polls moves the stream on itself: what has arrived is
- * placed and completed, what is due is sent.  With the connection's lock.
+ * placed and completed, what is due is sent.  @waiting: it polled because
+ * its CQ was empty (see progress_polled()).  With the connection's lock.
  */
-void conn_progress(struct iw_cm_id *id)
+void conn_progress(struct iw_cm_id *id, bool waiting)
 {
 	if (id->state != ID_CONNECTED || !id->has_tp)
 		return;
 	tp_poll(&id->tp);
-	if (id->state == ID_CONNECTED)
+	if (waiting && id->state == ID_CONNECTED)
 		progress_polled(id);
 }
 
@@ -318,7 +319,9 @@ static void reply_arrived(struct iw_cm_id *id, const struct mpa_frame *rep)
 	}
 	conn_hold_first_fpdu(id, true);
 	conn_established(id, &mp, true);
-	if (id->state == ID_CONNECTED) {
+	/* not when a Read it cannot carry has the engine terminate it */
+	if (id->state == ID_CONNECTED &&
+	    id->qp->engine.state == RDMAP_QP_RTS) {
 		id->up = true;
 		cm_event(id, IW_CM_EVENT_ESTABLISHED, 0, true);
 	}
@@ -339,8 +342,9 @@ static void request_arrived(struct iw_cm_id *id, const struct mpa_frame *req)
 	id->req = *req;
 	id->req.pd = NULL; /* id->in may be reused; the copy is peer_pd */
 	id->state = ID_REQ_RCVD;
+	if (!cm_unlink_pending(id))
+		return; /* the listener dropped it to make room */
 	id->internal = false; /* the application owns it from now on */
-	cm_unlink_pending(id);
 	iw_log_id(id, "MPA Request: rev %u M%u C%u, IRD %u ORD %u, p2p %u "
 		      "RTR 0x%x, %u octets of private data",
 		  req->rev, req->m, req->c, req->ird, req->ord, req->p2p,
@@ -494,7 +498,10 @@ static void conn_closed(void *arg, int err)
 			err = id->in_len && id->state != ID_REQ_RCVD
 				      ? -IW_EMPA_TRUNCATED
 				      : -ECONNRESET;
-		iw_log_id(id, "closed during the MPA handshake: %s",
+		iw_log_id(id, id->state == ID_REQ_RCVD
+				      ? "the peer left after its MPA Request, "
+					"before our answer: %s"
+				      : "closed during the MPA handshake: %s",
 			  iw_strerror(err));
 		cm_stream_ended(id, err);
 		break;

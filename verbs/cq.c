@@ -307,11 +307,11 @@ int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 	g = grace_enter(&cq->grace);
 	n = take(cq, num_entries, wc);
 	if (!n) {
-		progress_cq(cq);
+		progress_cq(cq, true);
 		n = take(cq, num_entries, wc);
 	} else if (progress_due(cq)) {
 		/* a CQ never empty (send completions) must not starve reads */
-		progress_cq(cq);
+		progress_cq(cq, false);
 		if (n < num_entries)
 			n += take(cq, num_entries - n, wc + n);
 	}

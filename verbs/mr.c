@@ -29,10 +29,23 @@ struct iw_pd *iw_alloc_pd(struct iw_context *ctx)
 	return pd;
 }
 
+/*
+ * Frees a protection domain that nothing uses any more; -EBUSY while a
+ * memory region, queue pair or shared receive queue still belongs to it
+ * (freeing it would leave them pointing at freed memory), as
+ * ibv_dealloc_pd() does.
+ */
 int iw_dealloc_pd(struct iw_pd *pd)
 {
+	bool busy;
+
 	if (!pd)
 		return -EINVAL;
+	pthread_mutex_lock(&pd->lock);
+	busy = pd->qps || pd->srqs || atomic_load(&pd->mrs);
+	pthread_mutex_unlock(&pd->lock);
+	if (busy)
+		return -EBUSY;
 	pthread_mutex_destroy(&pd->lock);
 	free(pd);
 	return 0;
@@ -138,6 +151,7 @@ struct iw_mr *iw_reg_mr_iova(struct iw_pd *pd, void *addr, size_t length,
 	mr->addr = addr;
 	mr->length = length;
 	mr->rkey = mr->lkey;
+	atomic_fetch_add(&pd->mrs, 1);
 	return mr;
 }
 
@@ -223,6 +237,7 @@ int iw_dereg_mr(struct iw_mr *mr)
 		region_release(pd, mr->lkey, base, len);
 	pthread_mutex_unlock(&pd->lock);
 	rc = ddp_mr_deregister(stags, mr->lkey);
+	atomic_fetch_sub(&pd->mrs, 1);
 	free(mr);
 	return rc;
 }

@@ -183,11 +183,14 @@ static bool qp_armed(const struct iw_qp *qp)
 }
 
 /*
- * A polling thread has just moved the connection on (with its lock held).
- * Where a library thread watches the socket too, it would wake for every
- * message only to find it taken, and on a small machine take the CPU from
- * the very thread that polls: it stops watching until the polls stop, or
- * until the application arms a CQ to sleep on.
+ * A thread that found its CQ empty has just moved the connection on (with
+ * its lock held).  Where a library thread watches the socket too, it would
+ * wake for every message only to find it taken, and on a small machine
+ * take the CPU from the very thread that polls: it stops watching until
+ * such polls stop, or until the application arms a CQ to sleep on.  Polls
+ * that find completions do not count: an application that takes its send
+ * completions and then spins on memory for a peer's RDMA Write, as
+ * latency tests do, needs the loop to place that Write.
  */
 void progress_polled(struct iw_cm_id *id)
 {
@@ -281,6 +284,8 @@ struct barrier {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool passed;
+	void (*fn)(void *arg);
+	void *arg;
 };
 
 static void barrier_pass(evutil_socket_t fd, short what, void *arg)
@@ -289,24 +294,50 @@ static void barrier_pass(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (b->fn)
+		b->fn(b->arg);
 	pthread_mutex_lock(&b->lock);
 	b->passed = true;
 	pthread_cond_signal(&b->cond);
 	pthread_mutex_unlock(&b->lock);
 }
 
-/* Waits until @l's thread has finished whatever callback it is in. */
-static void thread_barrier(struct progress_loop *l)
+/*
+ * Runs @fn (if any) in loop @l between two of its callbacks, and returns
+ * once it has: what a callback of the loop uses can be taken away there
+ * without racing it.  From inside the loop, or where the application
+ * dispatches the loop in a thread of its own, @fn runs at once.
+ */
+static void loop_run(struct iw_context *ctx, struct progress_loop *l,
+		     void (*fn)(void *arg), void *arg)
 {
 	struct barrier b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-			     false };
+			     false, fn, arg };
 
-	if (event_base_once(l->base, -1, EV_TIMEOUT, barrier_pass, &b, NULL))
+	if (dispatching == l) {
+		/* inside the loop already */
+	} else if (l->thread_running) {
+		if (event_base_once(l->base, -1, EV_TIMEOUT, barrier_pass, &b,
+				    NULL) == 0) {
+			pthread_mutex_lock(&b.lock);
+			while (!b.passed)
+				pthread_cond_wait(&b.cond, &b.lock);
+			pthread_mutex_unlock(&b.lock);
+			return;
+		}
+	} else if (ctx->mode == IW_PROGRESS_MANUAL) {
+		/* a waiter may sit in the loop: wake it, keep it out */
+		atomic_fetch_add(&l->barriers, 1);
+		event_base_loopbreak(l->base);
+		pthread_mutex_lock(&l->dispatch);
+		if (fn)
+			fn(arg);
+		pthread_mutex_unlock(&l->dispatch);
+		atomic_fetch_sub(&l->barriers, 1);
 		return;
-	pthread_mutex_lock(&b.lock);
-	while (!b.passed)
-		pthread_cond_wait(&b.cond, &b.lock);
-	pthread_mutex_unlock(&b.lock);
+	}
+	if (fn)
+		fn(arg);
 }
 
 /*
@@ -317,22 +348,14 @@ static void thread_barrier(struct progress_loop *l)
  */
 void progress_barrier(struct iw_context *ctx)
 {
-	for (uint32_t i = 0; i < ctx->n_loops; i++) {
-		struct progress_loop *l = &ctx->loops[i];
+	for (uint32_t i = 0; i < ctx->n_loops; i++)
+		loop_run(ctx, &ctx->loops[i], NULL, NULL);
+}
 
-		if (dispatching == l)
-			continue;
-		if (l->thread_running) {
-			thread_barrier(l);
-		} else if (ctx->mode == IW_PROGRESS_MANUAL) {
-			/* a waiter may sit in the loop: wake it, keep it out */
-			atomic_fetch_add(&l->barriers, 1);
-			event_base_loopbreak(l->base);
-			pthread_mutex_lock(&l->dispatch);
-			pthread_mutex_unlock(&l->dispatch);
-			atomic_fetch_sub(&l->barriers, 1);
-		}
-	}
+/* Runs @fn in the first loop, the listeners', as loop_run() says. */
+void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg)
+{
+	loop_run(ctx, &ctx->loops[0], fn, arg);
 }
 
 /*
@@ -431,23 +454,24 @@ void progress_quiesce_qp(struct iw_qp *qp)
  * at it.  The QP's lock may change (it follows the connection) while we
  * try it: a lock that is no longer the QP's is let go.
  */
-static void progress_qp(struct iw_qp *qp)
+static void progress_qp(struct iw_qp *qp, bool waiting)
 {
 	pthread_mutex_t *l = atomic_load(&qp->lock);
 
 	if (pthread_mutex_trylock(l))
 		return;
 	if (l == atomic_load(&qp->lock) && qp->id)
-		conn_progress(qp->id);
+		conn_progress(qp->id, waiting);
 	pthread_mutex_unlock(l);
 }
 
 /*
- * The CQ is empty: read what has arrived for its QPs, starting with a
- * different QP each time so that none is always last.  Called inside the
- * CQ's grace period, which keeps the QPs (and their connections) alive.
+ * Reads what has arrived for the CQ's QPs, starting with a different QP
+ * each time so that none is always last; @waiting when the CQ was empty.
+ * Called inside the CQ's grace period, which keeps the QPs (and their
+ * connections) alive.
  */
-void progress_cq(struct iw_cq *cq)
+void progress_cq(struct iw_cq *cq, bool waiting)
 {
 	struct iw_context *ctx = cq->ctx;
 	struct cq_qps *qps = atomic_load(&cq->qps);
@@ -455,7 +479,7 @@ void progress_cq(struct iw_cq *cq)
 						   memory_order_relaxed);
 
 	for (uint32_t i = 0; i < qps->n; i++)
-		progress_qp(qps->qp[(start + i) % qps->n]);
+		progress_qp(qps->qp[(start + i) % qps->n], waiting);
 	/* the CQ's own count: threads polling CQs of their own share nothing */
 	if (ctx->mode == IW_PROGRESS_MANUAL && start % MANUAL_LOOP_EVERY == 0)
 		manual_run(ctx, -1, 0);

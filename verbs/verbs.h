@@ -92,6 +92,7 @@ struct iw_pd {
 	pthread_mutex_t lock; /* the lists below */
 	struct iw_qp *qps;   /* linked through pd_next */
 	struct iw_srq *srqs; /* linked through pd_next */
+	atomic_uint mrs;     /* regions registered in it */
 };
 
 /*
@@ -220,14 +221,18 @@ struct iw_cm_id {
 	uint8_t state; /* enum id_state */
 	struct iw_cm_id *listen_id;
 	/*
-	 * A listener's connections the application has not seen yet (they
-	 * go with it), linked through pend_prev/pend_next under ctx->lock.
+	 * A listener's connections still waiting for their MPA Request (they
+	 * go with it), oldest first, linked through pend_prev/pend_next under
+	 * ctx->lock.
 	 */
-	struct iw_cm_id *pending;
+	struct iw_cm_id *pending, *pending_tail;
 	struct iw_cm_id *pend_prev, *pend_next;
 	bool pend_linked;
-	/* a listener: how many are pending, and how many may be */
+	/* a listener: how many are pending, and how many may be (backlog) */
 	uint32_t n_pending, max_pending;
+	/* a listener: its CONNECT_REQUEST events not taken yet (ch->lock) */
+	uint32_t n_queued;
+	struct timespec accepted; /* passive: when TCP was accepted */
 	struct tp_listener listener;
 	struct tp_conn tp;
 	bool has_tp;
@@ -247,6 +252,7 @@ struct iw_cm_id {
 	bool reported;	   /* the final event (error/disconnect) went out */
 	bool internal;	   /* a passive id the application has not seen */
 	bool close_after_tx; /* a refusing Reply: close once it has left */
+	bool answered;	     /* passive: iw_accept() or iw_reject() decided */
 	bool tx_hold;	     /* the first FPDU waits (timer) */
 	bool term_deadline;  /* term_timer runs */
 	/* initiator: when our Request went out and the Reply came */
@@ -298,7 +304,8 @@ void progress_polled(struct iw_cm_id *id);
 void progress_unpoll(struct iw_cm_id *id);
 void progress_cq_armed(struct iw_cq *cq);
 void progress_barrier(struct iw_context *ctx);
-void progress_cq(struct iw_cq *cq);
+void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg);
+void progress_cq(struct iw_cq *cq, bool waiting);
 int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms);
 void progress_quiesce_qp(struct iw_qp *qp);
 
@@ -318,7 +325,7 @@ void conn_hold_first_fpdu(struct iw_cm_id *id, bool initiator);
 void conn_release_hold(struct iw_cm_id *id);
 void conn_terminate_expired(struct iw_cm_id *id);
 void conn_kick(struct iw_cm_id *id);
-void conn_progress(struct iw_cm_id *id);
+void conn_progress(struct iw_cm_id *id, bool waiting);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);
 void conn_close(struct iw_cm_id *id, int err);

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -267,13 +266,7 @@ int iwv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		if (got < want)
 			break;
 	}
-	/*
-	 * Nothing yet: ibverbs applications spin on an empty CQ, and here
-	 * the work they wait for is done by libiwarp's progress thread, on
-	 * the same few cores; let it run.
-	 */
-	if (!done)
-		sched_yield();
+	/* an empty poll has moved the CQ's streams on itself (iw_poll_cq) */
 	return done;
 }
 

@@ -210,7 +210,7 @@ struct cma_channel *cma_channel_new(void)
 	return c;
 }
 
-static void channel_release(struct cma_channel *c)
+static void drop_events(struct cma_channel *c)
 {
 	while (c->head) {
 		struct cma_event *e = c->head;
@@ -218,27 +218,41 @@ static void channel_release(struct cma_channel *c)
 		c->head = e->next;
 		free(e);
 	}
+	c->tail = NULL;
+}
+
+/* A channel of the library's own (a synchronous identifier's) goes. */
+void cma_channel_free(struct cma_channel *c)
+{
+	drop_events(c);
 	close(c->ch.fd);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
 /*
- * Events never taken go with the channel, as with a kernel channel.  A
- * thread still inside rdma_get_cm_event() keeps waiting, as it would on
- * a kernel channel closed under it (rping's event thread is left so at
- * exit), and the memory and descriptor stay until it leaves.
+ * Channels the application destroyed, kept: a thread may call
+ * rdma_get_cm_event() on one after it was destroyed (rping's event
+ * thread does when the main thread tears down right after the last
+ * event); it then waits for good, as a thread blocked on a kernel channel
+ * closed under it does, instead of reading freed memory or a descriptor
+ * number since reused.  Each costs its struct and its eventfd; programs
+ * make a handful.
  */
-void cma_channel_free(struct cma_channel *c)
-{
-	bool now;
+static pthread_mutex_t graveyard_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cma_channel *graveyard;
 
+/* Events never taken go with the channel, as with a kernel channel. */
+static void channel_bury(struct cma_channel *c)
+{
 	pthread_mutex_lock(&c->lock);
 	c->dead = true;
-	now = c->waiters == 0;
+	drop_events(c);
 	pthread_mutex_unlock(&c->lock);
-	if (now)
-		channel_release(c);
+	pthread_mutex_lock(&graveyard_lock);
+	c->next_dead = graveyard;
+	graveyard = c;
+	pthread_mutex_unlock(&graveyard_lock);
 }
 
 struct rdma_event_channel *rdma_create_event_channel(void)
@@ -262,7 +276,7 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	if (!channel)
 		return;
-	cma_channel_free(to_cma_ch(channel));
+	channel_bury(to_cma_ch(channel));
 	cma_put();
 }
 
@@ -381,14 +395,12 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 {
 	struct cma_channel *c;
 	struct cma_event *e;
-	bool release;
 	int rc = 0;
 
 	if (!channel || !event)
 		return ERR(EINVAL);
 	c = to_cma_ch(channel);
 	pthread_mutex_lock(&c->lock);
-	c->waiters++;
 	for (;;) {
 		e = c->dead ? NULL : c->head;
 		if (e) {
@@ -404,10 +416,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 		if (rc)
 			break;
 	}
-	release = --c->waiters == 0 && c->dead;
 	pthread_mutex_unlock(&c->lock);
-	if (release)
-		channel_release(c);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&e->owner->ev_lock);

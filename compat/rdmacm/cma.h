@@ -44,12 +44,8 @@ struct cma_channel {
 	pthread_mutex_t lock;
 	struct cma_event *head, *tail;
 	bool readable; /* the eventfd holds its count of 1 */
-	/*
-	 * Threads inside rdma_get_cm_event(), and whether the channel was
-	 * destroyed under them: the last of them frees it.
-	 */
-	unsigned int waiters;
-	bool dead;
+	bool dead; /* destroyed: kept, and waited on for good (channel.c) */
+	struct cma_channel *next_dead;
 };
 
 enum cma_state {

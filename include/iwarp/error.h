@@ -75,6 +75,9 @@ enum iw_error {
 	/* MPA again: codes added later go last, so that none changes value */
 	IW_EMPA_TRUNCATED, /* stream ended inside the MPA Request or Reply */
 
+	/* local conditions again */
+	IW_EUNRESOLVED, /* host name or port resolves to no address */
+
 	/* RFC 7306 atomics (Terminate layer RDMAP, RFC 5040's codes) */
 	IW_ERDMAP_ATOMIC_STAG,	       /* atomic target: invalid STag */
 	IW_ERDMAP_ATOMIC_BOUNDS,       /* atomic target outside the region */

@@ -426,8 +426,11 @@ static int ping_pong(struct perf_client *c, uint64_t iters, double t0)
 		if (!left)
 			return 0;
 		if (write) {
-			seen = watch_marks(c);
-			n = seen < 0 ? -1 : iw_poll_cq(c->d.cq, BATCH, wc);
+			/* the poll places what has come: look right after */
+			n = iw_poll_cq(c->d.cq, BATCH, wc);
+			seen = n < 0 ? 0 : watch_marks(c);
+			if (seen < 0)
+				n = -1;
 		} else {
 			n = perf_poll(&c->d, wc, BATCH, c->o->timeout_ms, 0);
 			if (n == 0)

@@ -422,11 +422,15 @@ static int serve(struct server *s)
 		int n;
 
 		if (watching) {
-			int seen = watch_marks(s);
+			/* the poll places what has come: look right after */
+			int seen;
 
-			n = seen < 0 ? -1 : iw_poll_cq(s->d.cq, BATCH, wc);
-			if (n < 0 && seen >= 0)
+			n = iw_poll_cq(s->d.cq, BATCH, wc);
+			if (n < 0)
 				return perf_fail("poll: %s", iw_strerror(n));
+			seen = watch_marks(s);
+			if (seen < 0)
+				return -1;
 			if (n == 0 && !seen)
 				sched_yield();
 			if (n == 0 && !(round & 1023))

@@ -497,7 +497,10 @@ static int run_server(struct ping *p)
 			rc = post_recv(p);
 		if (!rc) {
 			rc = iw_accept(id, p->qp, &cp);
-			if (rc) {
+			if (rc == -ENOTCONN) {
+				fail("%s left after sending its MPA Request, "
+				     "before our answer", p->where);
+			} else if (rc) {
 				char line[512];
 
 				tool_refusal(p->where, &request, &p->mpa, rc,
