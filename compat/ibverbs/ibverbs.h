@@ -43,8 +43,6 @@ struct iwv_context {
 struct iwv_pd {
 	struct ibv_pd pd;
 	struct iw_pd *iw;
-	/* regions, QPs and SRQs made in it: ibv_dealloc_pd() waits for none */
-	atomic_uint users;
 };
 
 struct iwv_mr {

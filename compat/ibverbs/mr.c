@@ -42,9 +42,9 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 }
 
 /*
- * EBUSY while a region, QP or SRQ of the domain remains, as the kernel
- * answers (qperf deallocates the domain before its region, and then
- * deregisters the region).
+ * EBUSY while a region, QP or SRQ of the domain remains (iw_dealloc_pd()
+ * answers -EBUSY), as the kernel answers: qperf deallocates the domain
+ * before its region, and then deregisters the region.
  */
 int ibv_dealloc_pd(struct ibv_pd *pd)
 {
@@ -54,8 +54,6 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 	if (!pd)
 		return EINVAL;
 	p = to_iwv_pd(pd);
-	if (atomic_load(&p->users))
-		return EBUSY;
 	rc = iw_dealloc_pd(p->iw);
 	if (rc)
 		return iwv_errno(rc);
@@ -134,7 +132,6 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 		return NULL;
 	}
 	mr->access = (int)access;
-	atomic_fetch_add(&to_iwv_pd(pd)->users, 1);
 	mr->mr = (struct ibv_mr){
 		.context = pd->context,
 		.pd = pd,
@@ -191,7 +188,6 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	rc = iw_dereg_mr(m->iw);
 	if (rc && rc != -ENOENT)
 		return iwv_errno(rc);
-	atomic_fetch_sub(&to_iwv_pd(mr->pd)->users, 1);
 	free(m);
 	return 0;
 }
@@ -233,8 +229,6 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	}
 	m->iw = fresh;
 	m->access = nacc;
-	atomic_fetch_sub(&to_iwv_pd(mr->pd)->users, 1);
-	atomic_fetch_add(&to_iwv_pd(npd)->users, 1);
 	mr->pd = npd;
 	mr->addr = naddr;
 	mr->length = nlen;

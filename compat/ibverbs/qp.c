@@ -153,7 +153,6 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd,
 	pthread_cond_init(&q->cond, NULL);
 	attr->cap = qp->cap;
 	link_qp(to_iwv_ctx(pd->context), qp);
-	atomic_fetch_add(&to_iwv_pd(pd)->users, 1);
 	return q;
 }
 
@@ -229,7 +228,6 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (rc)
 		return iwv_errno(rc);
 	unlink_qp(to_iwv_ctx(ibqp->context), qp);
-	atomic_fetch_sub(&to_iwv_pd(ibqp->pd)->users, 1);
 	iwv_qp_ex_fini(qp);
 	pthread_mutex_destroy(&qp->lock);
 	pthread_cond_destroy(&ibqp->cond);

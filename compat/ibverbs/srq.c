@@ -48,7 +48,6 @@ static struct ibv_srq *create_srq(struct ibv_pd *pd, void *srq_context,
 	}
 	srq->srq.context = pd->context;
 	srq->srq.srq_context = srq_context;
-	atomic_fetch_add(&to_iwv_pd(pd)->users, 1);
 	srq->srq.pd = pd;
 	pthread_mutex_init(&srq->srq.mutex, NULL);
 	pthread_cond_init(&srq->srq.cond, NULL);
@@ -122,7 +121,6 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 	rc = iw_destroy_srq(s->iw);
 	if (rc)
 		return iwv_errno(rc);
-	atomic_fetch_sub(&to_iwv_pd(srq->pd)->users, 1);
 	pthread_cond_destroy(&srq->cond);
 	pthread_mutex_destroy(&srq->mutex);
 	free(s);
