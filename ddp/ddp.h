@@ -57,6 +57,8 @@ uint8_t *ddp_iov_span(const struct iovec *iov, int iovcnt, size_t off,
 #define DDP_ACCESS_REMOTE_READ 0x4
 /* not a right: the check of a work request being posted (ddp_mr_check) */
 #define DDP_ACCESS_POST 0x8
+/* RFC 7306: the target of a peer's atomic operations */
+#define DDP_ACCESS_REMOTE_ATOMIC 0x10
 
 /* STag = 24-bit index (never 0) << 8 | 8-bit key */
 #define DDP_STAG_INDEX(stag) ((stag) >> 8)

@@ -136,6 +136,37 @@ static const struct iw_error_info error_table[IW_ERROR_END - IW_ERROR_BASE] = {
 	  "RDMA Read impossible: the connection's ORD is 0 (no outbound Read credit)",
 	  NO_TERM),
 	E(IW_ECLOSED, "the connection closed", NO_TERM),
+	/*
+	 * RFC 7306 names no error codes of its own: an atomic's target is
+	 * judged like an RDMA Read's source (RFC 5040 section 7.1, remote
+	 * protection errors); a misaligned target is outside what the
+	 * operation may touch; a request beyond the IRD, or a response
+	 * that answers no request, is a remote operation error as for Reads.
+	 */
+	E(IW_ERDMAP_ATOMIC_STAG, "RDMAP: atomic target STag is invalid",
+	  RDMAP_TERM(1, 0x00)),
+	E(IW_ERDMAP_ATOMIC_BOUNDS,
+	  "RDMAP: atomic target outside the region's bounds",
+	  RDMAP_TERM(1, 0x01)),
+	E(IW_ERDMAP_ATOMIC_NOT_ASSOC,
+	  "RDMAP: atomic target STag belongs to another protection domain",
+	  RDMAP_TERM(1, 0x03)),
+	E(IW_ERDMAP_ATOMIC_TO_WRAP,
+	  "RDMAP: atomic target offset plus 8 wraps", RDMAP_TERM(1, 0x04)),
+	E(IW_ERDMAP_ATOMIC_ALIGN,
+	  "RDMAP: atomic target is not 8-octet aligned", RDMAP_TERM(1, 0x01)),
+	E(IW_ERDMAP_ATOMIC_OP, "RDMAP: unknown atomic operation",
+	  RDMAP_TERM(2, 0x06)),
+	E(IW_ERDMAP_ATOMIC_IRD_EXCEEDED,
+	  "RDMAP: more RDMA Reads and atomics outstanding than the IRD allows",
+	  RDMAP_TERM(2, 0x07)),
+	E(IW_ERDMAP_ARESP_UNEXPECTED,
+	  "RDMAP: Atomic Response with no atomic operation outstanding",
+	  RDMAP_TERM(2, 0x06)),
+	E(IW_ERDMAP_ARESP_MISMATCH,
+	  "RDMAP: Atomic Response does not answer the oldest outstanding request",
+	  RDMAP_TERM(2, 0x07)),
+
 	E(IW_ECQ_OVERRUN,
 	  "completion queue overrun: the CQ holds fewer entries than the work "
 	  "posted to it",

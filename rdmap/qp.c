@@ -65,7 +65,7 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 	for (uint32_t i = 0; i < qp->rq_size; i++)
 		qp->rq[i].iov = qp->rq_iov + (size_t)i * sges;
 	qp->cur_recv.iov = qp->cur_iov;
-	for (int q = 0; q < RDMAP_QN_COUNT; q++) {
+	for (int q = 0; q < RDMAP_QN_MAX; q++) {
 		qp->msn_tx[q] = 1;
 		ddp_queue_init(&qp->rxq[q]);
 	}
@@ -93,18 +93,18 @@ void rdmap_qp_fini(struct rdmap_qp *qp)
 bool rdmap_sq_has_read(struct rdmap_qp *qp)
 {
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++)
-		if (sq_at(qp, i)->op == RDMAP_WR_READ)
+		if (rdmap_wr_is_request(sq_at(qp, i)->op))
 			return true;
 	return false;
 }
 
 /*
- * An RDMA Read posted before the handshake, on a stream that turns out to
- * have ORD 0, cannot be carried out: it fails, and the stream with it,
- * before any of the work is sent.  The stream ends as RFC 6581 section 5
- * has an initiator end one whose IRD/ORD it cannot work with, with a
- * Terminate naming insufficient IRD resources (MPA 0x06), so that the
- * peer, which has already taken the connection as established, learns
+ * An RDMA Read (or atomic) posted before the handshake, on a stream that
+ * turns out to have ORD 0, cannot be carried out: it fails, and the stream
+ * with it, before any of the work is sent.  The stream ends as RFC 6581
+ * section 5 has an initiator end one whose IRD/ORD it cannot work with,
+ * with a Terminate naming insufficient IRD resources (MPA 0x06), so that
+ * the peer, which has already taken the connection as established, learns
  * why rather than seeing it close.
  */
 static void leave_rts(struct rdmap_qp *qp, int err, bool terminate);
@@ -114,7 +114,7 @@ static void refuse_queued_reads(struct rdmap_qp *qp)
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct rdmap_swqe *w = sq_at(qp, i);
 
-		if (w->op != RDMAP_WR_READ || w->state == SWQE_DONE)
+		if (!rdmap_wr_is_request(w->op) || w->state == SWQE_DONE)
 			continue;
 		w->state = SWQE_DONE;
 		w->status = RDMAP_WC_LOC_QP_OP_ERR;
@@ -203,18 +203,32 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	return 0;
 }
 
+/* The completion opcode of a send work request. */
+static uint8_t wc_opcode(const struct rdmap_swqe *w)
+{
+	static const uint8_t wc_op[] = {
+		[RDMAP_WR_SEND] = RDMAP_WC_SEND,
+		[RDMAP_WR_SEND_INV] = RDMAP_WC_SEND,
+		[RDMAP_WR_WRITE] = RDMAP_WC_WRITE,
+		[RDMAP_WR_READ] = RDMAP_WC_READ,
+		[RDMAP_WR_LOCAL_INV] = RDMAP_WC_LOCAL_INV,
+		[RDMAP_WR_WRITE_IMM] = RDMAP_WC_WRITE,
+		[RDMAP_WR_IMM] = RDMAP_WC_SEND,
+	};
+	static const uint8_t aop_op[] = {
+		[RDMAP_AOP_FETCH_ADD] = RDMAP_WC_FETCH_ADD,
+		[RDMAP_AOP_SWAP] = RDMAP_WC_SWAP,
+		[RDMAP_AOP_CMP_SWAP] = RDMAP_WC_CMP_SWAP,
+	};
+
+	return w->op == RDMAP_WR_ATOMIC ? aop_op[w->atomic.aop] : wc_op[w->op];
+}
+
 /* Emits completions for finished send work, strictly in posting order. */
 void rdmap_sq_complete(struct rdmap_qp *qp)
 {
 	while (qp->sq_tail != qp->sq_next) {
 		struct rdmap_swqe *w = sq_at(qp, qp->sq_tail);
-		static const uint8_t wc_op[] = {
-			[RDMAP_WR_SEND] = RDMAP_WC_SEND,
-			[RDMAP_WR_SEND_INV] = RDMAP_WC_SEND,
-			[RDMAP_WR_WRITE] = RDMAP_WC_WRITE,
-			[RDMAP_WR_READ] = RDMAP_WC_READ,
-			[RDMAP_WR_LOCAL_INV] = RDMAP_WC_LOCAL_INV,
-		};
 
 		if (w->state != SWQE_DONE)
 			break;
@@ -225,7 +239,7 @@ void rdmap_sq_complete(struct rdmap_qp *qp)
 		rdmap_emit(qp, &(struct rdmap_cqe){
 			.wr_id = w->wr_id,
 			.status = w->status,
-			.opcode = wc_op[w->op],
+			.opcode = wc_opcode(w),
 			.byte_len = (uint32_t)w->len,
 			.err = w->err,
 		});
@@ -417,36 +431,71 @@ static void flush_now(struct rdmap_qp *qp, uint64_t wr_id, uint8_t opcode,
 }
 
 /*
+ * RFC 7306 requests: only on a stream that enabled their extension
+ * (-EOPNOTSUPP), an atomic with a known operation and one local buffer
+ * of exactly 8 octets for the original value, Immediate Data alone with
+ * no payload (-EINVAL).
+ */
+static int check_ext_wr(const struct rdmap_qp *qp,
+			const struct rdmap_send_wr *wr)
+{
+	if (wr->op == RDMAP_WR_ATOMIC) {
+		if (!(qp->attr.ext & RDMAP_EXT_ATOMICS))
+			return -EOPNOTSUPP;
+		if (wr->atomic.aop > RDMAP_AOP_CMP_SWAP || wr->num_sge != 1 ||
+		    wr->sge[0].length != RDMAP_ATOMIC_SIZE ||
+		    (wr->flags & RDMAP_WR_INLINE))
+			return -EINVAL;
+		return 0;
+	}
+	if (!(qp->attr.ext & RDMAP_EXT_IMM))
+		return -EOPNOTSUPP;
+	if (wr->op == RDMAP_WR_IMM)
+		for (uint32_t i = 0; i < wr->num_sge; i++)
+			if (wr->sge[i].length)
+				return -EINVAL;
+	return 0;
+}
+
+/* The completion opcode of a request flushed as it is posted. */
+static uint8_t flush_opcode(const struct rdmap_send_wr *wr)
+{
+	struct rdmap_swqe w = { .op = wr->op, .atomic.aop = wr->atomic.aop };
+
+	return wc_opcode(&w);
+}
+
+/*
  * Queues a send work request.  Returns 0, or without queueing anything:
- * -EINVAL for a malformed request (a Local Invalidate names no buffer), -ENOMEM when the queue is full,
+ * -EINVAL for a malformed request (a Local Invalidate names no buffer),
+ * -EOPNOTSUPP for an RFC 7306 request on a stream without that extension,
+ * -ENOMEM when the queue is full,
  * -IW_ELOCAL_PROTECTION / -IW_ELOCAL_LENGTH for bad local buffers,
- * -IW_ENO_READ_CREDIT for a Read on a stream whose ORD is 0.  On a stream
- * in error the request completes at once with a flush status.
+ * -IW_ENO_READ_CREDIT for a Read or atomic on a stream whose ORD is 0.
+ * On a stream in error the request completes at once with a flush status.
  */
 int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 {
-	static const uint8_t wc_op[] = {
-		[RDMAP_WR_SEND] = RDMAP_WC_SEND,
-		[RDMAP_WR_SEND_INV] = RDMAP_WC_SEND,
-		[RDMAP_WR_WRITE] = RDMAP_WC_WRITE,
-		[RDMAP_WR_READ] = RDMAP_WC_READ,
-		[RDMAP_WR_LOCAL_INV] = RDMAP_WC_LOCAL_INV,
-	};
 	struct rdmap_swqe *w;
 	int rc;
 
-	if (wr->op > RDMAP_WR_LOCAL_INV || wr->num_sge > qp->attr.max_sge ||
+	if (wr->op > RDMAP_WR_OP_MAX || wr->num_sge > qp->attr.max_sge ||
 	    (wr->num_sge && !wr->sge) ||
 	    (wr->op == RDMAP_WR_READ &&
 	     (wr->num_sge != 1 || (wr->flags & RDMAP_WR_INLINE))) ||
 	    (wr->op == RDMAP_WR_LOCAL_INV &&
 	     (wr->num_sge || (wr->flags & RDMAP_WR_INLINE))))
 		return -EINVAL;
+	if (rdmap_wr_is_ext(wr->op)) {
+		rc = check_ext_wr(qp, wr);
+		if (rc)
+			return rc;
+	}
 	if (qp->state == RDMAP_QP_TERMINATING || qp->state == RDMAP_QP_ERROR) {
-		flush_now(qp, wr->wr_id, wc_op[wr->op], false);
+		flush_now(qp, wr->wr_id, flush_opcode(wr), false);
 		return 0;
 	}
-	if (wr->op == RDMAP_WR_READ && qp->state == RDMAP_QP_RTS &&
+	if (rdmap_wr_is_request(wr->op) && qp->state == RDMAP_QP_RTS &&
 	    qp->conn.ord == 0)
 		return -IW_ENO_READ_CREDIT;
 	if (qp->sq_head - qp->sq_tail >= qp->sq_size)
@@ -462,12 +511,17 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 	w->inv_stag = wr->inv_stag;
 	w->rkey = wr->rkey;
 	w->remote_addr = wr->remote_addr;
+	if (rdmap_wr_is_ext(wr->op)) {
+		w->imm = wr->imm;
+		w->atomic = wr->atomic;
+	}
 	if (wr->flags & RDMAP_WR_INLINE)
 		rc = copy_inline(qp, w, wr);
 	else
 		rc = resolve_sges(qp, wr->sge, wr->num_sge,
-				  wr->op == RDMAP_WR_READ ? DDP_ACCESS_LOCAL_WRITE
-							  : 0,
+				  rdmap_wr_is_request(wr->op)
+					  ? DDP_ACCESS_LOCAL_WRITE
+					  : 0,
 				  w->iov, &w->iovcnt, &w->len);
 	if (rc)
 		return rc;

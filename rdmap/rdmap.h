@@ -19,6 +19,10 @@
  *  - every error RFC 5040/5041/5044 names produces exactly one Terminate,
  *    after which the engine refuses traffic and every outstanding work
  *    request completes exactly once with a flush status.
+ *
+ * The RFC 7306 extensions (atomics, immediate data) are off unless the
+ * owner turns them on (rdmap_qp_attr.ext); off, the engine sends and
+ * takes exactly what RFC 5040 alone allows.
  */
 #ifndef IW_RDMAP_H
 #define IW_RDMAP_H
@@ -40,6 +44,40 @@ enum rdmap_wr_op {
 	RDMAP_WR_WRITE,
 	RDMAP_WR_READ,
 	RDMAP_WR_LOCAL_INV, /* invalidates a local STag; nothing on the wire */
+	/* RFC 7306 */
+	RDMAP_WR_WRITE_IMM, /* an RDMA Write, then Immediate Data */
+	RDMAP_WR_IMM,	    /* Immediate Data (with SE when solicited) */
+	RDMAP_WR_ATOMIC,    /* sge: the 8 octets the original value goes to */
+	RDMAP_WR_OP_MAX = RDMAP_WR_ATOMIC,
+};
+
+/* Requests that take an ORD credit and complete with their response. */
+static inline bool rdmap_wr_is_request(uint8_t op)
+{
+	return op == RDMAP_WR_READ || op == RDMAP_WR_ATOMIC;
+}
+
+/* Requests of the RFC 7306 extensions. */
+static inline bool rdmap_wr_is_ext(uint8_t op)
+{
+	return op >= RDMAP_WR_WRITE_IMM;
+}
+
+/* RFC 7306 extensions a stream takes and may send (rdmap_qp_attr.ext). */
+#define RDMAP_EXT_ATOMICS 0x1
+#define RDMAP_EXT_IMM 0x2
+
+/*
+ * The operands of an RFC 7306 atomic operation (enum rdmap_aop): Fetch
+ * and Add adds @data, carries stopping above each bit set in @data_mask;
+ * Swap and Compare and Swap write the bits of @data that @data_mask
+ * selects, Compare and Swap only when the bits @cmp_mask selects equal
+ * @cmp.  The target is a 64-bit integer in host byte order.
+ */
+struct rdmap_atomic_args {
+	uint8_t aop;
+	uint64_t data, data_mask;
+	uint64_t cmp, cmp_mask;
 };
 
 /* Local buffers one work request may name */
@@ -48,7 +86,8 @@ enum rdmap_wr_op {
 #define RDMAP_WR_SIGNALED 0x1
 #define RDMAP_WR_SOLICITED 0x2
 #define RDMAP_WR_INLINE 0x4
-/* waits until every RDMA Read posted before it has its response */
+/* waits until every RDMA Read (or atomic) posted before it has its
+ * response */
 #define RDMAP_WR_FENCE 0x8
 
 /* A local buffer: address, length, and the STag (lkey) that covers it. */
@@ -68,6 +107,9 @@ struct rdmap_send_wr {
 	uint64_t remote_addr; /* WRITE, READ: the peer's tagged offset */
 	const struct rdmap_sge *sge;
 	uint32_t num_sge; /* READ: exactly one, the sink */
+	/* RFC 7306 */
+	uint64_t imm;			 /* WRITE_IMM, IMM: the 8 octets */
+	struct rdmap_atomic_args atomic; /* ATOMIC; rkey, remote_addr too */
 };
 
 struct rdmap_recv_wr {
@@ -92,10 +134,16 @@ enum rdmap_wc_opcode {
 	RDMAP_WC_READ,
 	RDMAP_WC_RECV,
 	RDMAP_WC_LOCAL_INV,
+	/* RFC 7306 */
+	RDMAP_WC_FETCH_ADD,
+	RDMAP_WC_SWAP,
+	RDMAP_WC_CMP_SWAP,
+	RDMAP_WC_RECV_WRITE_IMM, /* Immediate Data right after an RDMA Write */
 };
 
 #define RDMAP_CQE_SOLICITED 0x1	  /* a Send with Solicited Event */
 #define RDMAP_CQE_INVALIDATED 0x2 /* inv_stag was invalidated */
+#define RDMAP_CQE_IMM 0x4	  /* Immediate Data: imm holds it */
 
 struct rdmap_cqe {
 	uint64_t wr_id;
@@ -106,6 +154,7 @@ struct rdmap_cqe {
 	uint32_t byte_len;
 	uint32_t inv_stag;
 	int err; /* the library code behind a failure, or 0 */
+	uint64_t imm; /* with RDMAP_CQE_IMM */
 };
 
 /* ---- Terminate ------------------------------------------------------ */
@@ -191,6 +240,7 @@ struct rdmap_qp_attr {
 	uint32_t pd;
 	struct ddp_stag_table *stags;
 	struct rdmap_srq *srq; /* receives come from here when set */
+	uint8_t ext; /* RDMAP_EXT_*: RFC 7306 extensions, 0 for none */
 };
 
 /* What the MPA handshake settled, seen from this side. */
@@ -275,7 +325,7 @@ struct rdmap_qp {
 	uint32_t sq_size, sq_tail, sq_next, sq_head; /* complete <= next <= head */
 	struct iovec *sq_iov;
 	uint8_t *sq_inline;
-	uint32_t msn_tx[RDMAP_QN_COUNT]; /* next MSN to send per queue */
+	uint32_t msn_tx[RDMAP_QN_MAX]; /* next MSN to send per queue */
 
 	/* receive queue (when no SRQ) */
 	struct rdmap_rwqe *rq;
@@ -310,18 +360,23 @@ struct rdmap_qp {
 	uint64_t stage_head, stage_tail;
 	uint32_t tx_copy_max; /* wire octets up to which an FPDU is staged */
 	bool tx_open;  /* the peer's first FPDU (or RTR) has arrived */
+	bool tx_imm_next; /* the Immediate Data of a Write with it is due */
 	bool rtr_sent;
 	bool term_queued;
 	struct rdmap_term term_out;
 
-	/* the registrations last used by posts, placement and Read sources */
-	struct ddp_mr_cache post_mr, place_mr, read_mr;
+	/* the registrations last used by posts, placement, Read sources and
+	 * atomic targets */
+	struct ddp_mr_cache post_mr, place_mr, read_mr, atomic_mr;
 
 	/* receive */
 	struct mpa_rx mpa_rx;
 	uint8_t *rx_hold; /* CRC on: a ULPDU waits here for its CRC */
-	struct ddp_queue rxq[RDMAP_QN_COUNT];
+	struct ddp_queue rxq[RDMAP_QN_MAX];
 	struct rdmap_rx_seg seg;
+	/* RFC 7306: the last message to end was an RDMA Write of this size */
+	bool rx_after_write;
+	uint64_t rx_write_len;
 	bool rtr_seen;
 	struct rdmap_term term_in;
 };

@@ -12,7 +12,7 @@
 enum swqe_state {
 	SWQE_QUEUED,	/* posted, not started */
 	SWQE_TX,	/* being segmented and handed down */
-	SWQE_WAIT_READ, /* Read Request sent, response not complete */
+	SWQE_WAIT_READ, /* Read or Atomic Request sent, response not in */
 	SWQE_DONE,	/* finished; completes when its turn comes */
 };
 
@@ -32,24 +32,38 @@ struct rdmap_swqe {
 	uint8_t *inline_buf; /* max_inline octets */
 	uint32_t sink_stag;  /* READ: our sink */
 	uint64_t sink_to;
+	uint64_t imm;			 /* WRITE_IMM, IMM */
+	struct rdmap_atomic_args atomic; /* ATOMIC; the result goes to iov[0] */
 };
 
-/* An RDMA Read we issued: its response must match, in order. */
+/*
+ * An RDMA Read (or RFC 7306 atomic) we issued: its response must match,
+ * in order.  An atomic's Request Identifier is the MSN its request
+ * carried on queue 1.
+ */
 struct rdmap_ord_entry {
 	int64_t sq; /* SQ index, or -1 for the RTR */
 	uint32_t sink_stag;
 	uint64_t sink_to;
 	uint32_t len;
 	uint32_t done;
+	bool atomic;
+	uint32_t msn; /* of the request on queue 1 */
 };
 
-/* An RDMA Read the peer issued, waiting for (or in) its response. */
+/*
+ * An RDMA Read the peer issued, waiting for (or in) its response; or an
+ * atomic already carried out, whose response waits for its turn.
+ */
 struct rdmap_ird_entry {
 	uint32_t sink_stag;
 	uint64_t sink_to;
 	uint32_t len;
 	uint8_t *src;
 	uint32_t src_stag; /* what @src was resolved through */
+	bool atomic;
+	uint32_t req_id; /* atomic: echoed in the response */
+	uint64_t orig;	 /* atomic: the target's value before */
 };
 
 static inline struct rdmap_swqe *sq_at(struct rdmap_qp *qp, uint32_t i)
@@ -78,6 +92,15 @@ int rdmap_read_response_check(struct rdmap_qp *qp, const struct ddp_hdr *h,
 void rdmap_read_response_done(struct rdmap_qp *qp, const struct ddp_hdr *h,
 			      uint32_t payload);
 int rdmap_read_request(struct rdmap_qp *qp, const uint8_t *rr);
+
+/* atomic.c (RFC 7306) */
+void rdmap_atomic_request_hdr(uint8_t *out, const struct rdmap_atomic_args *a,
+			      uint32_t req_id, uint32_t stag, uint64_t to);
+int rdmap_atomic_request(struct rdmap_qp *qp, const uint8_t *ar);
+int rdmap_atomic_response_check(struct rdmap_qp *qp, const uint8_t *resp);
+void rdmap_atomic_response_done(struct rdmap_qp *qp, const uint8_t *resp);
+uint64_t rdmap_atomic_execute(uint64_t *target,
+			      const struct rdmap_atomic_args *a);
 
 /* terminate.c */
 void rdmap_term_for_error(struct rdmap_qp *qp, int err, struct rdmap_term *t);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * RDMA Read (RFC 5040 sections 4.4-4.5, 6.3-6.4).  As requester we keep the
- * Reads we issued (at most ORD) and accept Read Responses only in their
- * order, at their sink; as data source we check each Read Request against
- * its source region and queue it (at most IRD) for a response.
+ * Reads we issued (at most ORD, RFC 7306 atomics included) and accept Read
+ * Responses only in their order, at their sink; as data source we check
+ * each Read Request against its source region and queue it (at most IRD)
+ * for a response.
  */
 #include "lib/byteorder.h"
 #include "lib/error.h"
@@ -33,7 +34,8 @@ int rdmap_read_response_check(struct rdmap_qp *qp, const struct ddp_hdr *h,
 {
 	struct rdmap_ord_entry *e = ord_head(qp);
 
-	if (h->stag != e->sink_stag || h->to != e->sink_to + e->done ||
+	if (e->atomic || h->stag != e->sink_stag ||
+	    h->to != e->sink_to + e->done ||
 	    (uint64_t)e->done + payload > e->len ||
 	    (h->last && e->done + payload != e->len))
 		return -IW_ERDMAP_RRESP_MISMATCH;

@@ -8,7 +8,9 @@
  * a segment comes up only once its FPDU has passed the CRC, so nothing of
  * a corrupted one is placed; what a message means (a completion, a Read
  * to answer, an invalidation, the end of the stream) is acted upon once
- * its last segment has passed the CRC.
+ * its last segment has passed the CRC.  The RFC 7306 messages are known
+ * only to a stream that enabled them: anywhere else they are what any
+ * unknown opcode is (RFC 5040 7.1).
  */
 #include <errno.h>
 #include <string.h>
@@ -31,6 +33,40 @@ static int ulpdu_begin(void *arg, uint16_t len)
 static bool is_send(uint8_t op)
 {
 	return op >= RDMAP_OP_SEND && op <= RDMAP_OP_SEND_SE_INV;
+}
+
+/*
+ * RFC 7306: the opcodes of an enabled extension, each on its queue.  Off
+ * the common path: only a message no RFC 5040 rule takes gets here.
+ */
+static bool ext_opcode_ok(const struct rdmap_qp *qp, uint8_t op, uint32_t qn)
+{
+	uint8_t ext = qp->attr.ext;
+
+	switch (op) {
+	case RDMAP_OP_ATOMIC_REQ:
+		return (ext & RDMAP_EXT_ATOMICS) && qn == RDMAP_QN_READ_REQ;
+	case RDMAP_OP_ATOMIC_RESP:
+		return (ext & RDMAP_EXT_ATOMICS) && qn == RDMAP_QN_ATOMIC_RESP;
+	case RDMAP_OP_IMM:
+	case RDMAP_OP_IMM_SE:
+		return (ext & RDMAP_EXT_IMM) && qn == RDMAP_QN_SEND;
+	default:
+		return false;
+	}
+}
+
+/* The RDMAP header octets an RFC 7306 message carries after DDP's. */
+static size_t ext_hdr_len(uint8_t op)
+{
+	switch (op) {
+	case RDMAP_OP_ATOMIC_REQ:
+		return RDMAP_ATOMIC_REQ_LEN;
+	case RDMAP_OP_ATOMIC_RESP:
+		return RDMAP_ATOMIC_RESP_LEN;
+	default: /* Immediate Data */
+		return RDMAP_IMM_LEN;
+	}
 }
 
 /*
@@ -76,7 +112,9 @@ static int check_model(struct rdmap_qp *qp)
 	if (!h->tagged) {
 		const struct ddp_queue *q;
 
-		if (h->qn >= RDMAP_QN_COUNT)
+		if (h->qn >= RDMAP_QN_COUNT &&
+		    !(h->qn == RDMAP_QN_ATOMIC_RESP &&
+		      (qp->attr.ext & RDMAP_EXT_ATOMICS)))
 			return -IW_EDDP_U_QN;
 		q = &qp->rxq[h->qn];
 		if (h->msn != q->msn)
@@ -91,7 +129,8 @@ static int check_model(struct rdmap_qp *qp)
 	else
 		ok = (is_send(op) && h->qn == RDMAP_QN_SEND) ||
 		     (op == RDMAP_OP_READ_REQ && h->qn == RDMAP_QN_READ_REQ) ||
-		     (op == RDMAP_OP_TERMINATE && h->qn == RDMAP_QN_TERMINATE);
+		     (op == RDMAP_OP_TERMINATE && h->qn == RDMAP_QN_TERMINATE) ||
+		     ext_opcode_ok(qp, op, h->qn);
 	if (!ok)
 		return -IW_ERDMAP_OPCODE;
 	if (!qp->conn.initiator && qp->conn.rtr && !qp->rtr_seen &&
@@ -174,6 +213,33 @@ static int segment_start(struct rdmap_qp *qp)
 		return ddp_untagged_check(&qp->rxq[RDMAP_QN_TERMINATE], h,
 					  s->hdr_need - DDP_UNTAGGED_HDR_LEN,
 					  true, RDMAP_TERM_MAX_LEN);
+	case RDMAP_OP_ATOMIC_REQ:
+		if (!h->last || s->payload)
+			return -IW_ERDMAP_MALFORMED;
+		return ddp_untagged_check(&qp->rxq[RDMAP_QN_READ_REQ], h,
+					  RDMAP_ATOMIC_REQ_LEN, true,
+					  RDMAP_ATOMIC_REQ_LEN);
+	case RDMAP_OP_ATOMIC_RESP:
+		if (!h->last || s->payload)
+			return -IW_ERDMAP_MALFORMED;
+		rc = ddp_untagged_check(&qp->rxq[RDMAP_QN_ATOMIC_RESP], h,
+					RDMAP_ATOMIC_RESP_LEN, true,
+					RDMAP_ATOMIC_RESP_LEN);
+		if (rc)
+			return rc;
+		return rdmap_atomic_response_check(qp, s->hdr +
+							       DDP_UNTAGGED_HDR_LEN);
+	case RDMAP_OP_IMM:
+	case RDMAP_OP_IMM_SE:
+		/* 8 octets for the ULP, in the next posted receive's completion */
+		if (!h->last || s->payload)
+			return -IW_ERDMAP_MALFORMED;
+		q = &qp->rxq[RDMAP_QN_SEND];
+		if (!q->open && h->mo == 0 && h->msn == q->msn &&
+		    !qp->have_cur_recv)
+			take_recv(qp);
+		return ddp_untagged_check(q, h, 0, qp->have_cur_recv,
+					  qp->cur_recv.len);
 	default: /* the Send family */
 		q = &qp->rxq[RDMAP_QN_SEND];
 		if (s->rtr)
@@ -211,6 +277,8 @@ static int header_step(struct rdmap_qp *qp)
 			extra = RDMAP_READ_REQ_LEN;
 		else if (s->opcode == RDMAP_OP_TERMINATE)
 			extra = s->len - s->hdr_need;
+		else if (s->opcode >= RDMAP_OP_ATOMIC_REQ) /* checked: enabled */
+			extra = ext_hdr_len(s->opcode);
 		if (s->opcode == RDMAP_OP_TERMINATE &&
 		    (extra < RDMAP_TERM_CTRL_LEN || extra > RDMAP_TERM_MAX_LEN))
 			return -IW_ERDMAP_MALFORMED;
@@ -301,6 +369,55 @@ static int send_done(struct rdmap_qp *qp)
 	return 0;
 }
 
+/*
+ * RFC 7306: Immediate Data completes the next posted receive with its 8
+ * octets; nothing is placed.  Right after an RDMA Write it is that Write's
+ * Immediate Data, and says so with the Write's length.
+ */
+static void imm_done(struct rdmap_qp *qp)
+{
+	struct rdmap_rx_seg *s = &qp->seg;
+	bool write = qp->rx_after_write;
+
+	qp->have_cur_recv = false;
+	rdmap_emit(qp, &(struct rdmap_cqe){
+		.wr_id = qp->cur_recv.wr_id,
+		.status = RDMAP_WC_SUCCESS,
+		.opcode = write ? RDMAP_WC_RECV_WRITE_IMM : RDMAP_WC_RECV,
+		.flags = RDMAP_CQE_IMM | (s->opcode == RDMAP_OP_IMM_SE
+						  ? RDMAP_CQE_SOLICITED
+						  : 0),
+		.recv = true,
+		.byte_len = !write		     ? 0
+			    : qp->rx_write_len > UINT32_MAX ? UINT32_MAX
+							     : (uint32_t)qp->rx_write_len,
+		.imm = get_be64(s->hdr + DDP_UNTAGGED_HDR_LEN),
+	});
+}
+
+/*
+ * RFC 7306: whether the last message to end was an RDMA Write, and how
+ * long, for the Immediate Data that may follow (an RDMA Write with
+ * Immediate Data is a Write, then the Immediate Data message).  Only
+ * streams with immediate data keep count.
+ */
+static void note_segment_end(struct rdmap_qp *qp)
+{
+	const struct rdmap_rx_seg *s = &qp->seg;
+
+	if (s->opcode != RDMAP_OP_WRITE) {
+		qp->rx_after_write = false;
+		qp->rx_write_len = 0;
+		return;
+	}
+	if (qp->rx_after_write) { /* a Write after a Write */
+		qp->rx_after_write = false;
+		qp->rx_write_len = 0;
+	}
+	qp->rx_write_len += s->payload;
+	qp->rx_after_write = s->ddp.last;
+}
+
 /* The reading of a received control word that names a valid triple. */
 static uint8_t term_etype(const struct rdmap_term *t)
 {
@@ -311,10 +428,46 @@ static uint8_t term_etype(const struct rdmap_term *t)
 	return t->etype;
 }
 
+/* The request the peer's Terminate names fails with a remote error. */
+static void fail_request(struct rdmap_qp *qp, const struct rdmap_ord_entry *e,
+			 const struct rdmap_term *t)
+{
+	struct rdmap_swqe *w = sq_at(qp, (uint32_t)e->sq);
+
+	w->state = SWQE_DONE;
+	w->status = term_etype(t) == 1 ? RDMAP_WC_REM_ACCESS_ERR
+				       : RDMAP_WC_REM_OP_ERR;
+	w->err = -IW_ETERMINATED;
+}
+
+/*
+ * RFC 7306: a Terminate for an Atomic Request echoes its DDP header, whose
+ * MSN on queue 1 is the request's identifier.
+ */
+static void atomic_terminated(struct rdmap_qp *qp, const struct rdmap_term *t)
+{
+	uint32_t n = qp->conn.ord ? qp->conn.ord : 1;
+
+	if (t->ddp_hdr_len != DDP_UNTAGGED_HDR_LEN ||
+	    get_be32(t->ddp_hdr + DDP_U_OFF_QN) != RDMAP_QN_READ_REQ)
+		return;
+	for (uint32_t i = 0; i < qp->ord_count; i++) {
+		const struct rdmap_ord_entry *e =
+			&qp->ord_q[(qp->ord_head + i) % n];
+
+		if (e->atomic &&
+		    e->msn == get_be32(t->ddp_hdr + DDP_U_OFF_MSN)) {
+			fail_request(qp, e, t);
+			return;
+		}
+	}
+}
+
 /*
  * RFC 5040 section 4.8: the peer ended the stream.  When its Terminate
  * carries the Read Request header of our oldest outstanding Read, that
- * Read fails with a remote error; the rest is flushed.
+ * Read fails with a remote error (an atomic, when it names one); the rest
+ * is flushed.
  */
 static int terminate_received(struct rdmap_qp *qp)
 {
@@ -328,16 +481,12 @@ static int terminate_received(struct rdmap_qp *qp)
 			&qp->ord_q[qp->ord_head % (qp->conn.ord ? qp->conn.ord : 1)];
 
 		/* the echoed Read Request names our sink */
-		if (e->sq >= 0 &&
+		if (e->sq >= 0 && !e->atomic &&
 		    get_be32(t->rdma_hdr + RDMAP_RR_OFF_SINK_STAG) == e->sink_stag &&
-		    get_be64(t->rdma_hdr + RDMAP_RR_OFF_SINK_TO) == e->sink_to) {
-			struct rdmap_swqe *w = sq_at(qp, (uint32_t)e->sq);
-
-			w->state = SWQE_DONE;
-			w->status = term_etype(t) == 1 ? RDMAP_WC_REM_ACCESS_ERR
-						       : RDMAP_WC_REM_OP_ERR;
-			w->err = -IW_ETERMINATED;
-		}
+		    get_be64(t->rdma_hdr + RDMAP_RR_OFF_SINK_TO) == e->sink_to)
+			fail_request(qp, e, t);
+	} else if (qp->attr.ext & RDMAP_EXT_ATOMICS) {
+		atomic_terminated(qp, t);
 	}
 	rdmap_event(qp, RDMAP_EV_TERMINATE_RECEIVED, -IW_ETERMINATED, t);
 	return -IW_ETERMINATED;
@@ -368,6 +517,21 @@ static int ulpdu_end(void *arg)
 		ddp_untagged_advance(&qp->rxq[RDMAP_QN_TERMINATE], h,
 				     s->hdr_need - DDP_UNTAGGED_HDR_LEN);
 		return terminate_received(qp);
+	case RDMAP_OP_ATOMIC_REQ:
+		ddp_untagged_advance(&qp->rxq[RDMAP_QN_READ_REQ], h,
+				     RDMAP_ATOMIC_REQ_LEN);
+		rc = rdmap_atomic_request(qp, s->hdr + DDP_UNTAGGED_HDR_LEN);
+		break;
+	case RDMAP_OP_ATOMIC_RESP:
+		ddp_untagged_advance(&qp->rxq[RDMAP_QN_ATOMIC_RESP], h,
+				     RDMAP_ATOMIC_RESP_LEN);
+		rdmap_atomic_response_done(qp, s->hdr + DDP_UNTAGGED_HDR_LEN);
+		break;
+	case RDMAP_OP_IMM:
+	case RDMAP_OP_IMM_SE:
+		ddp_untagged_advance(&qp->rxq[RDMAP_QN_SEND], h, 0);
+		imm_done(qp);
+		break;
 	default: /* the Send family */
 		ddp_untagged_advance(&qp->rxq[RDMAP_QN_SEND], h, s->payload);
 		if (!s->rtr && h->last)
@@ -376,6 +540,8 @@ static int ulpdu_end(void *arg)
 	}
 	if (rc)
 		return rc;
+	if (qp->attr.ext & RDMAP_EXT_IMM)
+		note_segment_end(qp);
 	if (s->rtr)
 		qp->rtr_seen = true;
 	/* RFC 5044: the responder's side opens with the first FPDU (or RTR) */

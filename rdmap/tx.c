@@ -6,8 +6,10 @@
  * into the application's registered memory.
  *
  * Messages go out whole, one after the other (RFC 5040 section 5.5): a
- * Terminate first when one is due, then our RTR, then Read Responses in
- * the order the Requests came, then the send queue in posting order.
+ * Terminate first when one is due, then our RTR, then Read Responses (and
+ * RFC 7306 Atomic Responses) in the order the Requests came, then the
+ * send queue in posting order.  An RDMA Write with Immediate Data is two
+ * messages back to back (RFC 7306): nothing goes between them.
  */
 #include <string.h>
 
@@ -18,7 +20,8 @@
 enum tx_kind {
 	TX_NONE,
 	TX_SQ,
-	TX_READ_RESP,
+	TX_SQ_FIRST, /* the Write of a Write with Immediate Data */
+	TX_RESPONSE, /* a Read Response or an Atomic Response */
 	TX_TERMINATE,
 	TX_RTR,
 };
@@ -68,13 +71,17 @@ static void read_request_hdr(struct rdmap_tx_msg *m, uint32_t sink_stag,
 	m->extra_len = RDMAP_READ_REQ_LEN;
 }
 
-static void push_ord(struct rdmap_qp *qp, int64_t sq, uint32_t sink_stag,
-		     uint64_t sink_to, uint32_t len)
+static struct rdmap_ord_entry *push_ord(struct rdmap_qp *qp, int64_t sq,
+					uint32_t sink_stag, uint64_t sink_to,
+					uint32_t len)
 {
 	uint32_t n = qp->conn.ord ? qp->conn.ord : 1;
+	struct rdmap_ord_entry *e =
+		&qp->ord_q[(qp->ord_head + qp->ord_count++) % n];
 
-	qp->ord_q[(qp->ord_head + qp->ord_count++) % n] =
-		(struct rdmap_ord_entry){ sq, sink_stag, sink_to, len, 0 };
+	*e = (struct rdmap_ord_entry){ .sq = sq, .sink_stag = sink_stag,
+				       .sink_to = sink_to, .len = len };
+	return e;
 }
 
 /* RFC 6581 section 9: the initiator's one zero-length ready-to-receive. */
@@ -105,13 +112,43 @@ static void terminate_msg(struct rdmap_qp *qp)
 	qp->term_queued = false;
 }
 
+/* RFC 7306: the Immediate Data message, 8 octets of header, no payload. */
+static void imm_msg(struct rdmap_qp *qp, uint32_t slot)
+{
+	const struct rdmap_swqe *w = sq_at(qp, slot);
+
+	untagged_msg(qp, TX_SQ,
+		     w->flags & RDMAP_WR_SOLICITED ? RDMAP_OP_IMM_SE
+						   : RDMAP_OP_IMM,
+		     RDMAP_QN_SEND);
+	put_be64(qp->msg.extra, w->imm);
+	qp->msg.extra_len = RDMAP_IMM_LEN;
+	qp->msg.slot = slot;
+}
+
+/* RFC 7306: an atomic already carried out answers with its result. */
+static void atomic_response_msg(struct rdmap_qp *qp,
+				const struct rdmap_ird_entry *e)
+{
+	untagged_msg(qp, TX_RESPONSE, RDMAP_OP_ATOMIC_RESP,
+		     RDMAP_QN_ATOMIC_RESP);
+	put_be32(qp->msg.extra + RDMAP_ARESP_OFF_REQ_ID, e->req_id);
+	put_be64(qp->msg.extra + RDMAP_ARESP_OFF_VALUE, e->orig);
+	qp->msg.extra_len = RDMAP_ATOMIC_RESP_LEN;
+	qp->ird_started++;
+}
+
 static void read_response_msg(struct rdmap_qp *qp)
 {
 	uint32_t n = qp->conn.ird ? qp->conn.ird : 1;
 	uint32_t idx = (qp->ird_head + qp->ird_started) % n;
 	struct rdmap_ird_entry *e = &qp->ird_q[idx];
 
-	tagged_msg(qp, TX_READ_RESP, RDMAP_OP_READ_RESP, e->sink_stag,
+	if (e->atomic) {
+		atomic_response_msg(qp, e);
+		return;
+	}
+	tagged_msg(qp, TX_RESPONSE, RDMAP_OP_READ_RESP, e->sink_stag,
 		   e->sink_to);
 	qp->msg.slot = idx;
 	qp->msg.one = (struct iovec){ e->src, e->len };
@@ -177,6 +214,34 @@ static bool sq_msg(struct rdmap_qp *qp)
 	case RDMAP_WR_WRITE:
 		tagged_msg(qp, TX_SQ, RDMAP_OP_WRITE, w->rkey, w->remote_addr);
 		break;
+	case RDMAP_WR_WRITE_IMM:
+		tagged_msg(qp, TX_SQ_FIRST, RDMAP_OP_WRITE, w->rkey,
+			   w->remote_addr);
+		break;
+	case RDMAP_WR_IMM:
+		imm_msg(qp, idx);
+		w->state = SWQE_TX;
+		qp->sq_next++;
+		return true;
+	case RDMAP_WR_ATOMIC: {
+		struct rdmap_ord_entry *e;
+
+		if (qp->ord_count == qp->conn.ord)
+			return false; /* RFC 7306: Reads and atomics share ORD */
+		/* the request's MSN on queue 1 is its Request Identifier */
+		untagged_msg(qp, TX_SQ, RDMAP_OP_ATOMIC_REQ, RDMAP_QN_READ_REQ);
+		rdmap_atomic_request_hdr(qp->msg.extra, &w->atomic,
+					 qp->msg.hdr.msn, w->rkey,
+					 w->remote_addr);
+		qp->msg.extra_len = RDMAP_ATOMIC_REQ_LEN;
+		e = push_ord(qp, idx, 0, 0, 0);
+		e->atomic = true;
+		e->msn = qp->msg.hdr.msn;
+		w->state = SWQE_WAIT_READ;
+		qp->msg.slot = idx;
+		qp->sq_next++;
+		return true;
+	}
 	default: /* RDMAP_WR_READ */
 		if (qp->ord_count == qp->conn.ord)
 			return false; /* RFC 5040 6.3: never more than ORD */
@@ -209,6 +274,11 @@ static bool next_msg(struct rdmap_qp *qp)
 	}
 	if (qp->state != RDMAP_QP_RTS)
 		return false;
+	if (qp->tx_imm_next) {
+		qp->tx_imm_next = false;
+		imm_msg(qp, qp->msg.slot);
+		return true;
+	}
 	if (qp->conn.initiator && qp->conn.rtr && !qp->rtr_sent) {
 		rtr_msg(qp);
 		return true;
@@ -331,9 +401,11 @@ static int build_fpdu(struct rdmap_qp *qp)
 	m->sent += take;
 	if (m->hdr.last) {
 		if (m->kind == TX_SQ &&
-		    sq_at(qp, m->slot)->op != RDMAP_WR_READ)
+		    !rdmap_wr_is_request(sq_at(qp, m->slot)->op))
 			fp->completes_sq = m->slot;
-		fp->ird_done = m->kind == TX_READ_RESP;
+		else if (m->kind == TX_SQ_FIRST)
+			qp->tx_imm_next = true; /* the slot stays in m->slot */
+		fp->ird_done = m->kind == TX_RESPONSE;
 		fp->terminate = m->kind == TX_TERMINATE;
 		m->kind = TX_NONE;
 	}
@@ -475,6 +547,7 @@ void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial)
 {
 	qp->msg.kind = TX_NONE;
+	qp->tx_imm_next = false;
 	if (keep_partial && qp->fpdu_count && qp->tx_off) {
 		struct rdmap_fpdu *fp = &qp->fpdus[qp->fpdu_head % qp->n_fpdus];
 

@@ -2,9 +2,11 @@
 # Debian's perftest over rdma_cm (-R, which iWARP needs): ib_send_bw,
 # ib_write_bw, ib_read_bw, ib_send_lat, ib_write_lat and ib_read_lat,
 # both ends under iwarp-run, then perftest's server against iwarp-perf
-# --perftest's client and iwarp-perf's server against perftest's client.
-# Every run must end well on both sides and report the size and count
-# asked for, with a positive figure.  (Speed is not judged here.)
+# --perftest's client and iwarp-perf's server against perftest's client;
+# and with RFC 7306 on both ends (iwarp-run --rfc7306) ib_atomic_bw and
+# ib_atomic_lat, Fetch and Add and Compare and Swap.  Every run must end
+# well on both sides and report the size and count asked for, with a
+# positive figure.  (Speed is not judged here.)
 #
 # perftest's servers take no listening address (Debian's perftest 4.5
 # loses --source_ip's string), so they listen on the wildcard address;
@@ -15,7 +17,7 @@ set -eu
 run="$abs_top_builddir/tools/run/iwarp-run"
 perf="$abs_top_builddir/tools/iwarp-perf"
 for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat \
-	ib_read_lat; do
+	ib_read_lat ib_atomic_bw ib_atomic_lat; do
 	need "$t" perftest
 done
 server=
@@ -82,4 +84,15 @@ for t in send write read; do
 			fail "$pt client: $(tail -n 5 "$work/client")"
 	done
 done
-echo "compat_perftest: six perftest tests at up to three sizes, and each against iwarp-perf --perftest both ways"
+# RFC 7306: perftest's atomic tests, which an iWARP device could not run
+for m in bw lat; do
+	for a in FETCH_AND_ADD CMP_AND_SWAP; do
+		opts="-R -A $a -n $iters"
+		pair "$run --rfc7306 ib_atomic_$m $opts" \
+			"$run --rfc7306 ib_atomic_$m $opts 127.0.0.1" \
+			"ib_atomic_$m -A $a"
+		result_ok "$work/client" 8 ||
+			fail "ib_atomic_$m -A $a: $(tail -n 5 "$work/client")"
+	done
+done
+echo "compat_perftest: six perftest tests at up to three sizes, each against iwarp-perf --perftest both ways, and both atomic tests with both atomics"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# iwarp-run: the environment it sets (-e, -d, -t), that the programs a
+# iwarp-run: the environment it sets (-e, -d, -t, -x), that the programs a
 # script starts inherit it (ibv_devices behind sh -c sees iwarp0), and
 # its usage errors.
 set -eu
@@ -20,6 +20,11 @@ grep -qx 'IWARP_DEBUG=1; export IWARP_DEBUG' "$work/env" ||
 	fail "-d: $(cat "$work/env")"
 grep -qx "IWARP_TRACE='$work/t.pcap'; export IWARP_TRACE" "$work/env" ||
 	fail "-t: $(cat "$work/env")"
+"$run" -e --rfc7306 >"$work/env"
+grep -qx 'IWARP_RFC7306=1; export IWARP_RFC7306' "$work/env" ||
+	fail "--rfc7306: $(cat "$work/env")"
+out=$(timeout -k 5 30 "$run" -x -- sh -c 'echo "$IWARP_RFC7306"')
+[ "$out" = 1 ] || fail "-x did not reach the program: $out"
 
 # a program started by a script started by iwarp-run
 out=$(timeout -k 5 30 "$run" sh -c 'sh -c ibv_devices') || fail "sh -c: exit $?"

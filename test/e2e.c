@@ -55,6 +55,8 @@ void e2e_side_open_on(struct e2e_side *s, const struct e2e_opts *o,
 		.cap = { .max_send_wr = o->depth, .max_recv_wr = o->depth,
 			 .max_send_sge = o->max_sge, .max_recv_sge = o->max_sge,
 			 .max_inline_data = 64 },
+		.comp_mask = o->rfc7306 ? IW_QP_INIT_ATTR_RFC7306 : 0,
+		.rfc7306 = o->rfc7306,
 	};
 
 	memset(s, 0, sizeof(*s));
@@ -72,7 +74,8 @@ void e2e_side_open_on(struct e2e_side *s, const struct e2e_opts *o,
 	s->len = o->buf_len;
 	s->buf = malloc(s->len);
 	ck_assert_ptr_nonnull(s->buf);
-	s->mr = iw_reg_mr(s->pd, s->buf, s->len, ACC_ALL);
+	s->mr = iw_reg_mr(s->pd, s->buf, s->len,
+			  ACC_ALL | (o->rfc7306 ? IW_ACCESS_REMOTE_ATOMIC : 0));
 	ck_assert_ptr_nonnull(s->mr);
 }
 

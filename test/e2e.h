@@ -34,6 +34,9 @@ struct e2e_opts {
 	/* each side's context: progress mode and threads (0: the default) */
 	enum iw_progress_mode progress;
 	uint32_t progress_threads;
+	/* both sides' QPs: RFC 7306 extensions (enum iw_rfc7306), 0: none;
+	 * when set, the buffers take remote atomics too */
+	uint32_t rfc7306;
 };
 
 struct e2e {

@@ -51,6 +51,33 @@ static bool check_memory(struct run *r, bool data_checked)
 	return true;
 }
 
+/*
+ * A receive that took Immediate Data says so and holds the value; the
+ * Write before it has landed whole (RFC 7306: the Immediate Data comes
+ * after it on the same stream).
+ */
+static bool check_imm_receive(struct run *r, struct side *s, int j, int id)
+{
+	size_t at = region_at(TARGET) + s->recv_write_off[j];
+	bool imm = s->wc_flags[id] & IW_WC_WITH_IMM;
+
+	if (imm != s->recv_imm[j])
+		return flunk(r, "%s: receive %d: %s Immediate Data", s->name, j,
+			    imm ? "unexpected" : "no");
+	if (!imm)
+		return true;
+	if (s->wc_imm[id] != s->recv_imm_data[j])
+		return flunk(r, "%s: receive %d: immediate 0x%016llx, sent "
+			       "0x%016llx",
+			    s->name, j, (unsigned long long)s->wc_imm[id],
+			    (unsigned long long)s->recv_imm_data[j]);
+	if (memcmp(s->arena + at, s->final + at, s->recv_byte_len[j]))
+		return flunk(r, "%s: receive %d: Immediate Data before its "
+			       "Write had landed",
+			    s->name, j);
+	return true;
+}
+
 /* What a completion calls a success holds what was sent, whole. */
 static bool check_successes(struct run *r)
 {
@@ -63,26 +90,30 @@ static bool check_successes(struct run *r)
 
 			if (!s->done[id] || s->wc_status[id] != IW_WC_SUCCESS)
 				continue;
-			if (s->wc_len[id] != s->recv_len[j])
+			if (s->wc_len[id] != s->recv_byte_len[j])
 				return flunk(r, "%s: receive %d: %u octets, sent %u",
 					    s->name, j, s->wc_len[id],
-					    s->recv_len[j]);
+					    s->recv_byte_len[j]);
 			if (memcmp(s->arena + at, s->final + at, s->recv_len[j]))
 				return flunk(r, "%s: receive %d succeeded with "
 					       "data not sent",
 					    s->name, j);
+			if (!check_imm_receive(r, s, j, id))
+				return false;
 		}
 		for (int i = 0; i < s->n_ops; i++) {
 			const struct op *o = &s->ops[i];
 			size_t at = region_at(SINK) + o->dst_off;
 
-			if (o->kind != OP_READ || !s->done[i] ||
-			    s->wc_status[i] != IW_WC_SUCCESS)
+			if ((o->kind != OP_READ && o->kind != OP_FETCH_ADD) ||
+			    !s->done[i] || s->wc_status[i] != IW_WC_SUCCESS)
 				continue;
 			if (memcmp(s->arena + at, s->final + at, o->len))
-				return flunk(r, "%s: read %d succeeded with data "
-					       "not in the source",
-					    s->name, i);
+				return flunk(r, "%s: %s %d succeeded with data "
+					       "not in the %s",
+					    s->name, op_names[o->kind], i,
+					    o->kind == OP_READ ? "source"
+							       : "target");
 		}
 	}
 	return true;

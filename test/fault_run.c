@@ -3,7 +3,8 @@
  * One run of check_faults (see fault_run.h).  The seed decides the
  * framing (MPA revision, CRC, markers), the private data, the work each
  * side posts (Sends, RDMA Writes and Reads of odd sizes, some before the
- * connection is up) and the fault; the proxy decides where each direction
+ * connection is up; RFC 7306 atomics and Immediate Data on some) and the
+ * fault; the proxy decides where each direction
  * is cut.  Each side's memory is one arena: four registered regions with
  * guard octets around them, filled from the seed, so that what each octet
  * may hold afterwards is known: what it held, or what the work meant to
@@ -23,7 +24,8 @@
 
 #include "fault_run_internal.h"
 
-static const char *const op_names[] = { "send", "write", "read" };
+const char *const op_names[] = { "send", "write", "read", "fetch-add",
+				  "write-imm" };
 
 long long fault_now_ms(void)
 {
@@ -65,7 +67,13 @@ static bool side_open(struct run *r, struct side *s, struct iw_context *ctx)
 		.cap = { .max_send_wr = SIDE_OPS, .max_recv_wr = SIDE_OPS,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	int target_access = access[TARGET];
 
+	if (r->rfc7306) {
+		qa.comp_mask = IW_QP_INIT_ATTR_RFC7306;
+		qa.rfc7306 = IW_RFC7306_ALL;
+		target_access |= IW_ACCESS_REMOTE_ATOMIC;
+	}
 	s->ctx = ctx;
 	s->arena_len = region_at(N_REGIONS);
 	s->arena = malloc(s->arena_len);
@@ -85,7 +93,7 @@ static bool side_open(struct run *r, struct side *s, struct iw_context *ctx)
 	memcpy(s->initial, s->arena, s->arena_len);
 	for (int g = 0; g < N_REGIONS; g++) {
 		s->mr[g] = iw_reg_mr(s->pd, s->arena + region_at(g), REGION,
-				     access[g]);
+				     g == TARGET ? target_access : access[g]);
 		if (!s->mr[g])
 			return flunk(r, "%s: cannot register: %s", s->name,
 				    strerror(errno));
@@ -127,7 +135,8 @@ static bool post_ops(struct run *r, struct side *s, bool early)
 
 		if (o->posted || (early && !o->early))
 			continue;
-		if (o->kind == OP_READ) {
+		switch (o->kind) {
+		case OP_READ:
 			sg = (struct iw_sge){ (uintptr_t)s->arena + region_at(SINK) +
 						      o->dst_off,
 					      o->len, s->mr[SINK]->lkey };
@@ -135,18 +144,33 @@ static bool post_ops(struct run *r, struct side *s, bool early)
 			w.rdma.remote_addr = (uintptr_t)p->arena + region_at(SRC) +
 					     o->src_off;
 			w.rdma.rkey = p->mr[SRC]->rkey;
-		} else {
+			break;
+		case OP_FETCH_ADD:
+			sg = (struct iw_sge){ (uintptr_t)s->arena + region_at(SINK) +
+						      o->dst_off,
+					      ATOMIC_LEN, s->mr[SINK]->lkey };
+			w.opcode = IW_WR_ATOMIC_FETCH_AND_ADD;
+			w.atomic.remote_addr = (uintptr_t)p->arena +
+					       region_at(TARGET) + o->src_off;
+			w.atomic.rkey = p->mr[TARGET]->rkey;
+			w.atomic.compare_add = o->value;
+			break;
+		default:
 			sg = (struct iw_sge){ (uintptr_t)s->arena + region_at(SRC) +
 						      o->src_off,
 					      o->len, s->mr[SRC]->lkey };
-			w.opcode = o->kind == OP_SEND ? IW_WR_SEND
-						      : IW_WR_RDMA_WRITE;
+			w.opcode = o->kind == OP_SEND	     ? IW_WR_SEND
+				   : o->kind == OP_WRITE_IMM ? IW_WR_RDMA_WRITE_WITH_IMM
+							     : IW_WR_RDMA_WRITE;
 			w.rdma.remote_addr = (uintptr_t)p->arena +
 					     region_at(TARGET) + o->dst_off;
 			w.rdma.rkey = p->mr[TARGET]->rkey;
+			w.imm_data = o->value;
+			break;
 		}
 		rc = iw_post_send(s->qp, &w, NULL);
-		/* IRD/ORD words changed in flight may leave no Read credit */
+		/* IRD/ORD words changed in flight may leave no Read credit
+		 * (an atomic needs one as a Read does) */
 		if (rc == -IW_ENO_READ_CREDIT && r->f.kind == FAULT_CORRUPT)
 			continue;
 		if (rc)
@@ -183,6 +207,8 @@ static bool take_completions(struct run *r, struct side *s)
 					    iw_wc_status_str(wc[i].status));
 			s->wc_status[id] = wc[i].status;
 			s->wc_len[id] = wc[i].byte_len;
+			s->wc_flags[id] = wc[i].wc_flags;
+			s->wc_imm[id] = wc[i].imm_data;
 			s->n_done++;
 		}
 	}

@@ -2,7 +2,8 @@
 /*
  * One seeded run of check_faults: a connection between two libiwarp
  * endpoints through the fault proxy, Send, RDMA Write and RDMA Read
- * traffic both ways, one fault, and the checks that whatever the fault,
+ * traffic both ways (RFC 7306 Fetch and Add and Write with Immediate Data
+ * on every third seed), one fault, and the checks that whatever the fault,
  * every work request completes exactly once, nothing outside a
  * registered region changes, what a completion calls a success is what
  * was sent, and the RFCs' Terminate comes where one is due.

@@ -34,13 +34,20 @@
 #define TICK_MS 10
 
 enum { SRC, RECV, TARGET, SINK, N_REGIONS };
-enum op_kind { OP_SEND, OP_WRITE, OP_READ };
+/* the last two only on a run with RFC 7306 on (run.rfc7306) */
+enum op_kind { OP_SEND, OP_WRITE, OP_READ, OP_FETCH_ADD, OP_WRITE_IMM };
+extern const char *const op_names[];
+
+/* A Fetch and Add takes 8 aligned octets and returns them, 8 octets. */
+#define ATOMIC_LEN 8
 
 struct op {
 	uint8_t kind;
 	uint32_t len;
-	uint32_t src_off; /* in our SRC, or the peer's for a Read */
+	/* in our SRC; the peer's SRC for a Read, its TARGET for an atomic */
+	uint32_t src_off;
 	uint32_t dst_off; /* in the peer's RECV or TARGET, or our SINK */
+	uint64_t value;	  /* what a Fetch and Add adds, a Write's immediate */
 	bool early;	  /* posted before the connection is up */
 	bool posted;
 };
@@ -58,14 +65,23 @@ struct side {
 	struct iw_mr *mr[N_REGIONS];
 	struct op ops[SIDE_OPS];
 	int n_ops;
-	/* receives for the peer's Sends, in their order */
+	/*
+	 * receives for the peer's Sends and Writes with Immediate Data, in
+	 * their order: where, how long, and what each completion says
+	 */
 	uint32_t recv_off[SIDE_OPS], recv_len[SIDE_OPS];
+	uint32_t recv_byte_len[SIDE_OPS]; /* a Write's length, with an imm */
+	bool recv_imm[SIDE_OPS];
+	uint64_t recv_imm_data[SIDE_OPS];
+	uint32_t recv_write_off[SIDE_OPS]; /* in our TARGET, with an imm */
 	int n_recv;
 	/* every work request: posted, completed (how often, how) */
 	bool posted[MAX_WR];
 	int done[MAX_WR];
 	int wc_status[MAX_WR];
 	uint32_t wc_len[MAX_WR];
+	unsigned int wc_flags[MAX_WR];
+	uint64_t wc_imm[MAX_WR];
 	int n_posted, n_done;
 	/* the connection's events */
 	bool established, ended, attached;
@@ -79,6 +95,7 @@ struct run {
 	struct fault_result *res;
 	struct rng rng;
 	bool crc, markers;
+	bool rfc7306; /* both QPs take RFC 7306: atomics, Immediate Data */
 	uint8_t rev;
 	uint16_t pd_len;
 	struct fault f;

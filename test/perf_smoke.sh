@@ -64,6 +64,31 @@ for mode in bw lat rate; do
 	done
 done
 
+# the RFC 7306 tests: Fetch and Add (8 octets, each result checked by the
+# client) and Write with Immediate Data, which takes receives as a Send
+for mode in bw lat rate; do
+	for test in atomic write_imm; do
+		s=$size
+		[ "$test" = atomic ] && s=8
+		out="$work/$mode-$test.json"
+		timeout 120 "$perf" --loopback --tcp --json -m "$mode" -t "$test" \
+			-s "$s" -n "$iters" -q "$qps" >"$out" ||
+			fail "$mode $test: exit $?"
+		perf_rows_ok "$out"
+		[ "$(field "$out" mode)/$(field "$out" test)" = "$mode/$test" ] ||
+			fail "$mode $test: row names another pattern"
+		[ "$(field "$out" iterations)" -eq $((iters * qps)) ] &&
+			[ "$(field "$out" bytes)" -eq $((iters * qps * s)) ] ||
+			fail "$mode $test: $(cat "$out")"
+	done
+done
+set +e
+"$perf" --loopback -t atomic -s 16 2>"$work/err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "atomic works on 8 octets" "$work/err" ||
+	fail "-t atomic -s 16: exit $rc: $(cat "$work/err")"
+
 # perftest's exchange (--perftest), both ends ours: every test it knows
 for mode in bw lat; do
 	q=1
@@ -125,6 +150,12 @@ rc=$?
 set -e
 [ "$rc" -eq 2 ] && grep -q "knows bw and lat" "$work/err" ||
 	fail "--perftest -m rate: exit $rc: $(cat "$work/err")"
+set +e
+"$perf" --perftest --loopback -t write_imm 2>"$work/err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "runs send, write and read" "$work/err" ||
+	fail "--perftest -t write_imm: exit $rc: $(cat "$work/err")"
 
 # nothing listens on port 1: a refusal, named, within a second or two
 start=$(date +%s)

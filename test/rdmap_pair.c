@@ -53,6 +53,7 @@ void pair_init(struct pair *p, const struct pair_opts *o, struct rng *r)
 			.max_sge = o->max_sge, .max_inline = o->max_inline,
 			.pd = i == 1 && o->pd1 ? o->pd1 : PAIR_PD,
 			.stags = shared ? o->shared_stags : &s->stags,
+			.ext = o->ext[i],
 		};
 		struct rdmap_conn conn = {
 			.initiator = i == 0, .crc = o->crc,

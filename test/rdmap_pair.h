@@ -44,6 +44,7 @@ struct pair_opts {
 	struct ddp_stag_table *shared_stags;
 	uint32_t pd1;	/* side 1's protection domain; 0 for PAIR_PD */
 	bool record_wire;
+	uint8_t ext[2];	/* RFC 7306 extensions (RDMAP_EXT_*) per side */
 };
 
 struct pair {

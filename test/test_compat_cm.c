@@ -445,6 +445,145 @@ START_TEST(qp_ex_builders_and_cq_ex_polling)
 }
 END_TEST
 
+/*
+ * RFC 7306 through ibverbs, with IWARP_RFC7306=1 as iwarp-run --rfc7306
+ * sets it: the device says it has atomics; Fetch and Add, Compare and
+ * Swap, RDMA Write with Immediate Data and Send with Immediate Data move
+ * their values, and the 4 octets of ibverbs' immediate data come back as
+ * they were sent.  Without it the device has none and QPs refuse them.
+ */
+START_TEST(rfc7306_atomics_and_immediate_data_with_iwarp_rfc7306)
+{
+	static _Alignas(8) uint64_t counter[2] = { 40, 7 };
+	struct ibv_device_attr da;
+	struct ibv_device **list;
+	struct ibv_context *plain;
+	struct ibv_send_wr w, *bad;
+	struct ibv_sge sge;
+	struct ibv_wc wc[2];
+	struct ibv_mr *amr;
+	uint64_t *res;
+	struct pair p;
+	int n;
+
+	list = ibv_get_device_list(&n);
+	ck_assert_ptr_nonnull(list);
+	unsetenv("IWARP_RFC7306");
+	plain = ibv_open_device(list[0]);
+	ck_assert_ptr_nonnull(plain);
+	ck_assert_int_eq(ibv_query_device(plain, &da), 0);
+	ck_assert_int_eq(da.atomic_cap, IBV_ATOMIC_NONE);
+	ck_assert_int_eq(ibv_close_device(plain), 0);
+	ibv_free_device_list(list);
+
+	ck_assert_int_eq(setenv("IWARP_RFC7306", "1", 1), 0);
+	connect_pair(&p);
+	ck_assert_int_eq(ibv_query_device(p.c.id->verbs, &da), 0);
+	ck_assert_int_eq(da.atomic_cap, IBV_ATOMIC_HCA);
+	amr = ibv_reg_mr(p.s.pd, counter, sizeof(counter),
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	ck_assert_ptr_nonnull(amr);
+	res = (uint64_t *)(void *)p.c.buf;
+
+	/* Fetch and Add, then Compare and Swap on the next integer */
+	sge = (struct ibv_sge){ (uintptr_t)res, 8, p.c.mr->lkey };
+	w = (struct ibv_send_wr){ .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = IBV_SEND_SIGNALED };
+	w.wr.atomic.remote_addr = (uintptr_t)&counter[0];
+	w.wr.atomic.rkey = amr->rkey;
+	w.wr.atomic.compare_add = 2;
+	post(&p.c, &w);
+	poll_n(p.c.cq, wc, 1);
+	wc_ok(wc, 1, IBV_WC_FETCH_ADD, 8);
+	ck_assert_uint_eq(*res, 40);
+	ck_assert_uint_eq(counter[0], 42);
+	w.wr_id = 2;
+	w.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	w.wr.atomic.remote_addr = (uintptr_t)&counter[1];
+	w.wr.atomic.compare_add = 7;
+	w.wr.atomic.swap = 70;
+	post(&p.c, &w);
+	poll_n(p.c.cq, wc, 1);
+	wc_ok(wc, 2, IBV_WC_COMP_SWAP, 8);
+	ck_assert_uint_eq(*res, 7);
+	ck_assert_uint_eq(counter[1], 70);
+
+	/* Write with Immediate Data, then Immediate Data alone */
+	post_recv(&p.s, 10, 0, 64);
+	post_recv(&p.s, 11, 64, 64);
+	memcpy(p.c.buf + 256, "written, then told", 18);
+	sge = (struct ibv_sge){ (uintptr_t)p.c.buf + 256, 18, p.c.mr->lkey };
+	w = (struct ibv_send_wr){ .wr_id = 3, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htonl(0x12345678) };
+	w.wr.rdma.remote_addr = (uintptr_t)p.s.buf + 8192;
+	w.wr.rdma.rkey = p.s.mr->rkey;
+	post(&p.c, &w);
+	w = (struct ibv_send_wr){ .wr_id = 4,
+				  .opcode = IBV_WR_SEND_WITH_IMM,
+				  .send_flags = IBV_SEND_SIGNALED |
+						IBV_SEND_SOLICITED,
+				  .imm_data = htonl(0xcafe) };
+	post(&p.c, &w);
+	poll_n(p.c.cq, wc, 2);
+	wc_ok(wc, 3, IBV_WC_RDMA_WRITE, 18);
+	wc_ok(wc + 1, 4, IBV_WC_SEND, 0);
+	poll_n(p.s.cq, wc, 2);
+	ck_assert_uint_eq(wc[0].wr_id, 10);
+	ck_assert_int_eq(wc[0].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert(wc[0].wc_flags & IBV_WC_WITH_IMM);
+	ck_assert_uint_eq(wc[0].imm_data, htonl(0x12345678));
+	ck_assert_uint_eq(wc[0].byte_len, 18);
+	ck_assert_mem_eq(p.s.buf + 8192, "written, then told", 18);
+	ck_assert_uint_eq(wc[1].wr_id, 11);
+	ck_assert_int_eq(wc[1].opcode, IBV_WC_RECV);
+	ck_assert(wc[1].wc_flags & IBV_WC_WITH_IMM);
+	ck_assert_uint_eq(wc[1].imm_data, htonl(0xcafe));
+	ck_assert_uint_eq(wc[1].byte_len, 0);
+
+	/* a Send with Immediate Data carries no payload on iWARP */
+	sge = (struct ibv_sge){ (uintptr_t)p.c.buf, 4, p.c.mr->lkey };
+	w = (struct ibv_send_wr){ .wr_id = 5, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_IMM };
+	ck_assert_int_eq(ibv_post_send(p.c.id->qp, &w, &bad), EINVAL);
+	ck_assert_ptr_eq(bad, &w);
+
+	ck_assert_int_eq(ibv_dereg_mr(amr), 0);
+	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(&p);
+}
+END_TEST
+
+/* Without IWARP_RFC7306 a QP refuses them when they are posted. */
+START_TEST(without_iwarp_rfc7306_atomics_are_refused)
+{
+	struct ibv_send_wr w = { .wr_id = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD },
+			   *bad = NULL;
+	struct ibv_sge sge;
+	struct pair p;
+
+	unsetenv("IWARP_RFC7306");
+	connect_pair(&p);
+	sge = (struct ibv_sge){ (uintptr_t)p.c.buf, 8, p.c.mr->lkey };
+	w.sg_list = &sge;
+	w.num_sge = 1;
+	w.wr.atomic.remote_addr = (uintptr_t)p.s.buf;
+	w.wr.atomic.rkey = p.s.mr->rkey;
+	ck_assert_int_eq(ibv_post_send(p.c.id->qp, &w, &bad), EOPNOTSUPP);
+	ck_assert_ptr_eq(bad, &w);
+	w.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	ck_assert_int_eq(ibv_post_send(p.c.id->qp, &w, &bad), EOPNOTSUPP);
+	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(&p);
+}
+END_TEST
+
 /* Completions read through ibv_start_poll()/ibv_next_poll(). */
 START_TEST(cq_ex_reads_what_ibv_poll_cq_would)
 {
@@ -860,6 +999,8 @@ static Suite *compat_cm_suite(void)
 	tcase_add_test(tc, every_opcode_and_flag_moves_verified_data);
 	tcase_add_test(tc, qp_ex_builders_and_cq_ex_polling);
 	tcase_add_test(tc, cq_ex_reads_what_ibv_poll_cq_would);
+	tcase_add_test(tc, rfc7306_atomics_and_immediate_data_with_iwarp_rfc7306);
+	tcase_add_test(tc, without_iwarp_rfc7306_atomics_are_refused);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("events");
 	tcase_set_timeout(tc, 60);

@@ -550,6 +550,46 @@ START_TEST(reg_mr_takes_optional_access_and_iova)
 }
 END_TEST
 
+/*
+ * A domain with a region, QP or SRQ left is not freed (EBUSY), as the
+ * kernel answers: qperf deallocates its domain before its region and
+ * deregisters the region afterwards.
+ */
+START_TEST(dealloc_pd_refuses_while_its_objects_remain)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	struct ibv_qp_init_attr qa;
+	struct fix f;
+
+	fix_open(&f, false);
+	pd = ibv_alloc_pd(f.ctx);
+	ck_assert_ptr_nonnull(pd);
+	mr = ibv_reg_mr(pd, f.buf, 64, IBV_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(mr);
+	ck_assert_int_eq(ibv_dealloc_pd(pd), EBUSY);
+	ck_assert_int_eq(ibv_dereg_mr(mr), 0);
+	srq = ibv_create_srq(pd, &sa);
+	ck_assert_ptr_nonnull(srq);
+	ck_assert_int_eq(ibv_dealloc_pd(pd), EBUSY);
+	ck_assert_int_eq(ibv_destroy_srq(srq), 0);
+	qa = (struct ibv_qp_init_attr){
+		.send_cq = f.cq, .recv_cq = f.cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	qp = ibv_create_qp(pd, &qa);
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(ibv_dealloc_pd(pd), EBUSY);
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	ck_assert_int_eq(ibv_dealloc_pd(pd), 0);
+	fix_close(&f);
+}
+END_TEST
+
 static Suite *compat_verbs_suite(void)
 {
 	Suite *s = suite_create("compat_verbs");
@@ -574,6 +614,7 @@ static Suite *compat_verbs_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, what_iwarp_cannot_do_fails_cleanly);
 	tcase_add_test(tc, reg_mr_takes_optional_access_and_iova);
+	tcase_add_test(tc, dealloc_pd_refuses_while_its_objects_remain);
 	suite_add_tcase(s, tc);
 	return s;
 }

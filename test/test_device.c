@@ -35,6 +35,7 @@ START_TEST(query_device_limits_are_the_edges_the_calls_enforce)
 	ck_assert_uint_eq(a.max_ird, 16383);
 	ck_assert_uint_eq(a.max_ord, 16383);
 	ck_assert_uint_eq(a.max_private_data, 508);
+	ck_assert_uint_eq(a.rfc7306, IW_RFC7306_ALL);
 	ck_assert_uint_ge(a.max_srq_wr, 1);
 	ck_assert_uint_ge(a.max_srq_sge, 1);
 

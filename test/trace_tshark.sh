@@ -60,3 +60,15 @@ for t in send write read; do
 done
 run perf-small off "$tools/iwarp-perf" --loopback -t send -s 64 -n 2000 \
 	--crc on
+# RFC 7306: Wireshark decodes Atomic Requests and Responses; Immediate Data
+# it names "Unknown 12", without complaint
+run perf-atomic off "$tools/iwarp-perf" --loopback -t atomic -n 30 -q 2 \
+	--crc on
+run perf-write_imm on "$tools/iwarp-perf" --loopback -t write_imm \
+	-s 100000 -n 30 -q 2 --crc on --markers on
+tshark_r "$work/perf-atomic.pcap" -Y "iwarp_rdma" -T fields \
+	-e iwarp_rdma.opcode -e iwarp_rdma.atomic.request_identifier \
+	-e iwarp_rdma.atomic.original_request_identifier >"$work/atomic.ops"
+grep -q "^0x0a	[0-9]" "$work/atomic.ops" &&
+	grep -q "^0x0b		[0-9]" "$work/atomic.ops" ||
+	fail "tshark decodes no Atomic Request or Response: $(sort -u "$work/atomic.ops" | head -n 5)"

@@ -41,6 +41,7 @@ int iw_query_device(struct iw_context *ctx, struct iw_device_attr *attr,
 		.max_ird = MPA_V2_VALUE_MASK,
 		.max_ord = MPA_V2_VALUE_MASK,
 		.max_private_data = MPA_MAX_PD_LEN - MPA_V2_WORDS_LEN,
+		.rfc7306 = IW_RFC7306_ALL,
 	};
 
 	if (!ctx || !attr)

@@ -118,7 +118,7 @@ struct iw_mr *iw_reg_mr_iova(struct iw_pd *pd, void *addr, size_t length,
 			     uint64_t iova, int access)
 {
 	const int known = IW_ACCESS_LOCAL_WRITE | IW_ACCESS_REMOTE_WRITE |
-			  IW_ACCESS_REMOTE_READ;
+			  IW_ACCESS_REMOTE_READ | IW_ACCESS_REMOTE_ATOMIC;
 	uint32_t ddp_access = 0;
 	struct iw_mr *mr;
 	int rc;
@@ -133,6 +133,8 @@ struct iw_mr *iw_reg_mr_iova(struct iw_pd *pd, void *addr, size_t length,
 		ddp_access |= DDP_ACCESS_REMOTE_WRITE;
 	if (access & IW_ACCESS_REMOTE_READ)
 		ddp_access |= DDP_ACCESS_REMOTE_READ;
+	if (access & IW_ACCESS_REMOTE_ATOMIC)
+		ddp_access |= DDP_ACCESS_REMOTE_ATOMIC;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		errno = ENOMEM;

@@ -118,11 +118,15 @@ static void qp_release_cqs(struct iw_qp *qp)
 struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 {
 	struct iw_qp_cap *cap = attr ? &attr->cap : NULL;
-	uint32_t recv_wr;
+	uint32_t recv_wr, ext = 0;
 	struct iw_qp *qp;
 	int rc;
 
+	if (attr && (attr->comp_mask & IW_QP_INIT_ATTR_RFC7306))
+		ext = attr->rfc7306;
 	if (!pd || !attr || !attr->send_cq || !attr->recv_cq ||
+	    (attr->comp_mask & ~(uint32_t)IW_QP_INIT_ATTR_RFC7306) ||
+	    (ext & ~(uint32_t)IW_RFC7306_ALL) ||
 	    cap->max_send_wr == 0 || cap->max_send_wr > QP_MAX_WR ||
 	    (!attr->srq && (cap->max_recv_wr == 0 ||
 			    cap->max_recv_wr > QP_MAX_WR)) ||
@@ -169,6 +173,12 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 				   .pd = pd->id,
 				   .stags = &pd->ctx->stags,
 				   .srq = attr->srq ? &attr->srq->srq : NULL,
+				   .ext = (uint8_t)(((ext & IW_RFC7306_ATOMICS)
+							     ? RDMAP_EXT_ATOMICS
+							     : 0) |
+						    ((ext & IW_RFC7306_IMMEDIATE)
+							     ? RDMAP_EXT_IMM
+							     : 0)),
 			   },
 			   &qp_engine_ops, qp);
 	if (rc) {
@@ -196,6 +206,8 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 	pd_add_qp(pd, qp);
 	return qp;
 }
+/* struct iw_qp_init_attr grew in 0.3; verbs/abi.c has the 0.1 one */
+__asm__(".symver iw_create_qp, iw_create_qp@@@IWARP_0.3");
 
 /* Fails with -EBUSY while the QP is attached to a connection identifier. */
 int iw_destroy_qp(struct iw_qp *qp)
@@ -271,12 +283,46 @@ int iw_qp_to_error(struct iw_qp *qp)
 	return 0;
 }
 
+/* An atomic's target sits where an RDMA operation's does. */
+_Static_assert(offsetof(struct iw_send_wr, atomic.remote_addr) ==
+			       offsetof(struct iw_send_wr, rdma.remote_addr) &&
+		       offsetof(struct iw_send_wr, atomic.rkey) ==
+			       offsetof(struct iw_send_wr, rdma.rkey),
+	       "atomic and rdma name their target in the same place");
+
+/* The RFC 7306 operands of a work request, as verbs name them. */
+static void ext_operands(struct rdmap_send_wr *w, const struct iw_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case IW_WR_ATOMIC_FETCH_AND_ADD:
+		w->atomic = (struct rdmap_atomic_args){
+			.aop = RDMAP_AOP_FETCH_ADD,
+			.data = wr->atomic.compare_add,
+		};
+		break;
+	case IW_WR_ATOMIC_CMP_AND_SWP:
+		w->atomic = (struct rdmap_atomic_args){
+			.aop = RDMAP_AOP_CMP_SWAP,
+			.data = wr->atomic.swap,
+			.data_mask = UINT64_MAX,
+			.cmp = wr->atomic.compare_add,
+			.cmp_mask = UINT64_MAX,
+		};
+		break;
+	default: /* IW_WR_RDMA_WRITE_WITH_IMM, IW_WR_SEND_WITH_IMM */
+		w->imm = wr->imm_data;
+		break;
+	}
+}
+
 /*
  * Posts a chain of send work requests.  Returns 0, or the reason the first
- * refused one (*@bad_wr) was not queued: -EINVAL (malformed), -ENOMEM
- * (queue full), -IW_ELOCAL_PROTECTION (an lkey does not cover its buffer),
+ * refused one (*@bad_wr) was not queued: -EINVAL (malformed), -EOPNOTSUPP
+ * (an RFC 7306 opcode on a QP that did not enable it), -ENOMEM (queue
+ * full), -IW_ELOCAL_PROTECTION (an lkey does not cover its buffer),
  * -IW_ELOCAL_LENGTH (too many SGEs or too much inline data),
- * -IW_ENO_READ_CREDIT (an RDMA Read on a connection whose ORD is 0).
+ * -IW_ENO_READ_CREDIT (an RDMA Read or atomic on a connection whose ORD
+ * is 0).
  */
 int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 		 struct iw_send_wr **bad_wr)
@@ -287,6 +333,10 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 		[IW_WR_RDMA_WRITE] = RDMAP_WR_WRITE,
 		[IW_WR_RDMA_READ] = RDMAP_WR_READ,
 		[IW_WR_LOCAL_INV] = RDMAP_WR_LOCAL_INV,
+		[IW_WR_RDMA_WRITE_WITH_IMM] = RDMAP_WR_WRITE_IMM,
+		[IW_WR_SEND_WITH_IMM] = RDMAP_WR_IMM,
+		[IW_WR_ATOMIC_CMP_AND_SWP] = RDMAP_WR_ATOMIC,
+		[IW_WR_ATOMIC_FETCH_AND_ADD] = RDMAP_WR_ATOMIC,
 	};
 	pthread_mutex_t *l;
 	int rc = 0;
@@ -306,7 +356,7 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 					   : (uint32_t)wr->num_sge,
 		};
 
-		if ((unsigned int)wr->opcode > IW_WR_LOCAL_INV ||
+		if ((unsigned int)wr->opcode > IW_WR_ATOMIC_FETCH_AND_ADD ||
 		    wr->num_sge < 0) {
 			rc = -EINVAL;
 		} else if ((uint32_t)wr->num_sge > qp->cap.max_send_sge) {
@@ -328,6 +378,8 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 						   qp->sig_all
 					   ? RDMAP_WR_SIGNALED
 					   : 0);
+			if (wr->opcode >= IW_WR_RDMA_WRITE_WITH_IMM)
+				ext_operands(&w, wr);
 			rc = rdmap_post_send(&qp->engine, &w);
 		}
 		if (rc) {
@@ -410,6 +462,11 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 		[RDMAP_WC_READ] = IW_WC_RDMA_READ,
 		[RDMAP_WC_RECV] = IW_WC_RECV,
 		[RDMAP_WC_LOCAL_INV] = IW_WC_LOCAL_INV,
+		[RDMAP_WC_FETCH_ADD] = IW_WC_FETCH_ADD,
+		[RDMAP_WC_CMP_SWAP] = IW_WC_COMP_SWAP,
+		/* no work request of this API asks for a plain Swap */
+		[RDMAP_WC_SWAP] = IW_WC_COMP_SWAP,
+		[RDMAP_WC_RECV_WRITE_IMM] = IW_WC_RECV_RDMA_WITH_IMM,
 	};
 	struct iw_qp *qp = arg;
 	struct iw_wc wc = {
@@ -419,10 +476,12 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 		.byte_len = c->byte_len,
 		.invalidated_rkey = c->inv_stag,
 		.wc_flags = ((c->flags & RDMAP_CQE_SOLICITED) ? IW_WC_SOLICITED : 0) |
-			    ((c->flags & RDMAP_CQE_INVALIDATED) ? IW_WC_WITH_INV : 0),
+			    ((c->flags & RDMAP_CQE_INVALIDATED) ? IW_WC_WITH_INV : 0) |
+			    ((c->flags & RDMAP_CQE_IMM) ? IW_WC_WITH_IMM : 0),
 		.qp = qp,
 		.err = c->status == RDMAP_WC_SUCCESS ? 0 : c->err,
 		.qp_context = qp->qp_context,
+		.imm_data = c->imm,
 	};
 
 	if (!c->recv)

@@ -211,6 +211,9 @@ static enum ibv_wc_opcode wc_opcode(enum iw_wc_opcode o)
 		[IW_WC_RDMA_READ] = IBV_WC_RDMA_READ,
 		[IW_WC_RECV] = IBV_WC_RECV,
 		[IW_WC_LOCAL_INV] = IBV_WC_LOCAL_INV,
+		[IW_WC_COMP_SWAP] = IBV_WC_COMP_SWAP,
+		[IW_WC_FETCH_ADD] = IBV_WC_FETCH_ADD,
+		[IW_WC_RECV_RDMA_WITH_IMM] = IBV_WC_RECV_RDMA_WITH_IMM,
 	};
 
 	return (unsigned int)o < sizeof(map) / sizeof(map[0]) ? map[o]
@@ -237,6 +240,10 @@ static void wc_from_iw(const struct iw_wc *w, struct ibv_wc *wc)
 	if (w->wc_flags & IW_WC_WITH_INV) {
 		wc->wc_flags = IBV_WC_WITH_INV;
 		wc->invalidated_rkey = w->invalidated_rkey;
+	}
+	if (w->wc_flags & IW_WC_WITH_IMM) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = iwv_imm_in(w->imm_data);
 	}
 }
 
@@ -390,11 +397,16 @@ static uint32_t read_byte_len(struct ibv_cq_ex *ibcq)
 	return cq_ex(ibcq)->cur.byte_len;
 }
 
-/* With IBV_WC_WITH_INV it is the invalidated rkey, as in ibv_wc. */
+/*
+ * The immediate data with IBV_WC_WITH_IMM; with IBV_WC_WITH_INV the
+ * invalidated rkey, as in ibv_wc.
+ */
 static __be32 read_imm_data(struct ibv_cq_ex *ibcq)
 {
 	const struct iw_wc *w = &cq_ex(ibcq)->cur;
 
+	if (w->wc_flags & IW_WC_WITH_IMM)
+		return iwv_imm_in(w->imm_data);
 	return w->wc_flags & IW_WC_WITH_INV ? w->invalidated_rkey : 0;
 }
 
@@ -405,7 +417,10 @@ static uint32_t read_qp_num(struct ibv_cq_ex *ibcq)
 
 static unsigned int read_wc_flags(struct ibv_cq_ex *ibcq)
 {
-	return cq_ex(ibcq)->cur.wc_flags & IW_WC_WITH_INV ? IBV_WC_WITH_INV : 0;
+	unsigned int f = cq_ex(ibcq)->cur.wc_flags;
+
+	return (f & IW_WC_WITH_INV ? IBV_WC_WITH_INV : 0) |
+	       (f & IW_WC_WITH_IMM ? IBV_WC_WITH_IMM : 0);
 }
 
 /* what an RC QP over TCP does not have: 0 */

@@ -154,6 +154,18 @@ static void set_ops(struct iwv_context *c)
 	v->ABI_placeholder2 = (void (*)(void))v->ibv_destroy_flow;
 }
 
+/*
+ * IWARP_RFC7306=1 turns RFC 7306 (atomics, immediate data) on for every
+ * QP the program creates: libiwarp cannot agree on it with the peer (see
+ * iwarp(7)), so the person who starts both ends says so, for both.
+ */
+uint32_t iwv_rfc7306_env(void)
+{
+	const char *v = getenv("IWARP_RFC7306");
+
+	return v && !strcmp(v, "1") ? IW_RFC7306_ALL : 0;
+}
+
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct iwv_context *c;
@@ -191,6 +203,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.context.cmd_fd = -1;
 	c->vctx.context.async_fd = c->async_fd;
 	c->vctx.context.num_comp_vectors = 1;
+	c->rfc7306 = iwv_rfc7306_env();
 	pthread_mutex_init(&c->vctx.context.mutex, NULL);
 	pthread_mutex_init(&c->qps_lock, NULL);
 	set_ops(c);

@@ -34,6 +34,8 @@ struct iwv_context {
 	struct verbs_context vctx; /* its ibv_context is last: ours follow */
 	struct iw_context *iw;	   /* shared by every context of the process */
 	int async_fd;		   /* never readable: no async events yet */
+	/* RFC 7306 extensions every QP enables (IWARP_RFC7306=1) */
+	uint32_t rfc7306;
 	pthread_mutex_t qps_lock;
 	struct iwv_qp *qps;	   /* for rdma_connect() by qp_num */
 };
@@ -162,12 +164,28 @@ static inline struct iwv_qp *iwv_find_qp(struct iwv_context *ctx,
 
 /* ---- inside libibverbs only --------------------------------------- */
 
+/*
+ * ibverbs' immediate data is 4 octets in network byte order; RFC 7306's
+ * is 8: the 4 travel as the low half of the 8, so that two ibverbs ends
+ * get back exactly the octets that were sent.
+ */
+static inline uint64_t iwv_imm_out(__be32 imm)
+{
+	return be32toh(imm);
+}
+
+static inline __be32 iwv_imm_in(uint64_t imm)
+{
+	return htobe32((uint32_t)imm);
+}
+
 /* errno for a negative libiwarp code (libiwarp's own codes become EIO). */
 int iwv_errno(int rc);
 
 /* device.c */
 struct iw_context *iwv_iw_get(void);
 void iwv_iw_put(void);
+uint32_t iwv_rfc7306_env(void);
 
 /* query.c */
 int iwv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr);

@@ -41,6 +41,11 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	return &pd->pd;
 }
 
+/*
+ * EBUSY while a region, QP or SRQ of the domain remains (iw_dealloc_pd()
+ * answers -EBUSY), as the kernel answers: qperf deallocates the domain
+ * before its region, and then deregisters the region.
+ */
 int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	struct iwv_pd *p;
@@ -59,8 +64,9 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 /*
  * libiwarp's access rights for ibverbs flags, or -1 with errno: remote
  * write (or atomic) access needs local write, as the kernel requires;
- * on-demand paging is an adapter feature we do not have.  Atomic, MW
- * bind and hugetlb rights have nothing to grant here and are accepted.
+ * on-demand paging is an adapter feature we do not have.  Remote atomic
+ * access is granted for RFC 7306, which the QPs enable or not; MW bind
+ * and hugetlb rights have nothing to grant here and are accepted.
  */
 static int iw_access(int access)
 {
@@ -85,6 +91,8 @@ static int iw_access(int access)
 		a |= IW_ACCESS_REMOTE_WRITE;
 	if (access & IBV_ACCESS_REMOTE_READ)
 		a |= IW_ACCESS_REMOTE_READ;
+	if (access & IBV_ACCESS_REMOTE_ATOMIC)
+		a |= IW_ACCESS_REMOTE_ATOMIC;
 	return a;
 }
 

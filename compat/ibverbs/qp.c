@@ -47,7 +47,12 @@ static int new_iw_qp(struct iwv_qp *qp)
 		},
 		.sq_sig_all = qp->sq_sig_all,
 	};
+	uint32_t ext = to_iwv_ctx(q->context)->rfc7306;
 
+	if (ext) {
+		a.comp_mask = IW_QP_INIT_ATTR_RFC7306;
+		a.rfc7306 = ext;
+	}
 	qp->iw = iw_create_qp(to_iwv_pd(q->pd)->iw, &a);
 	return qp->iw ? 0 : errno;
 }
@@ -171,16 +176,23 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 struct ibv_qp *iwv_create_qp_ex(struct ibv_context *ctx,
 				struct ibv_qp_init_attr_ex *attr)
 {
-	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND |
-			     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_LOCAL_INV |
-			     IBV_QP_EX_WITH_SEND_WITH_INV;
+	uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND |
+		       IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_LOCAL_INV |
+		       IBV_QP_EX_WITH_SEND_WITH_INV;
 
 	if (!attr || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 	    attr->pd->context != ctx) {
 		errno = EINVAL;
 		return NULL;
 	}
-	/* XRC, creation flags, TSO, RSS; immediate data, atomics, MWs */
+	if (to_iwv_ctx(ctx)->rfc7306 & IW_RFC7306_ATOMICS)
+		ops |= IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	if (to_iwv_ctx(ctx)->rfc7306 & IW_RFC7306_IMMEDIATE)
+		ops |= IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		       IBV_QP_EX_WITH_SEND_WITH_IMM;
+	/* XRC, creation flags, TSO, RSS; without RFC 7306 immediate data
+	 * and atomics; MWs */
 	if ((attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
 					   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
 					   IBV_QP_INIT_ATTR_CREATE_FLAGS)) ||
@@ -397,8 +409,8 @@ int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
 
 /*
  * libiwarp's opcode for an ibverbs one; EOPNOTSUPP for what iWARP does
- * not carry (immediate data and atomics until RFC 7306, memory windows,
- * TSO).
+ * not carry (memory windows, TSO).  Immediate data and atomics are RFC
+ * 7306's: a QP without it refuses them when they are posted.
  */
 int iwv_send_opcode(enum ibv_wr_opcode op, enum iw_wr_opcode *out)
 {
@@ -417,6 +429,18 @@ int iwv_send_opcode(enum ibv_wr_opcode op, enum iw_wr_opcode *out)
 		return 0;
 	case IBV_WR_LOCAL_INV:
 		*out = IW_WR_LOCAL_INV;
+		return 0;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		*out = IW_WR_RDMA_WRITE_WITH_IMM;
+		return 0;
+	case IBV_WR_SEND_WITH_IMM:
+		*out = IW_WR_SEND_WITH_IMM;
+		return 0;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		*out = IW_WR_ATOMIC_CMP_AND_SWP;
+		return 0;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		*out = IW_WR_ATOMIC_FETCH_AND_ADD;
 		return 0;
 	default:
 		return EOPNOTSUPP;
@@ -470,6 +494,14 @@ static int send_wr(const struct ibv_send_wr *wr, struct iw_send_wr *w)
 		w->sg_list = NULL;
 		w->num_sge = 0;
 	}
+	if (op == IW_WR_ATOMIC_CMP_AND_SWP || op == IW_WR_ATOMIC_FETCH_AND_ADD) {
+		w->atomic.remote_addr = wr->wr.atomic.remote_addr;
+		w->atomic.rkey = wr->wr.atomic.rkey;
+		w->atomic.compare_add = wr->wr.atomic.compare_add;
+		w->atomic.swap = wr->wr.atomic.swap;
+	}
+	if (op == IW_WR_RDMA_WRITE_WITH_IMM || op == IW_WR_SEND_WITH_IMM)
+		w->imm_data = iwv_imm_out(wr->imm_data);
 	return 0;
 }
 

@@ -241,24 +241,46 @@ static void wr_unsupported(struct ibv_qp_ex *q)
 	fail(qpx(q), EOPNOTSUPP);
 }
 
+/*
+ * The RFC 7306 requests, on a QP that enabled the extension
+ * (IWARP_RFC7306=1); elsewhere what iWARP does not carry.
+ */
+static struct iw_send_wr *next_ext_wr(struct ibv_qp_ex *q,
+				      enum iw_wr_opcode op, uint32_t ext)
+{
+	if (!(to_iwv_ctx(q->qp_base.context)->rfc7306 & ext)) {
+		wr_unsupported(q);
+		return NULL;
+	}
+	return next_wr(q, op);
+}
+
 static void wr_atomic_cmp_swp(struct ibv_qp_ex *q, uint32_t rkey,
 			      uint64_t remote_addr, uint64_t compare,
 			      uint64_t swap)
 {
-	(void)rkey;
-	(void)remote_addr;
-	(void)compare;
-	(void)swap;
-	wr_unsupported(q);
+	struct iw_send_wr *w = next_ext_wr(q, IW_WR_ATOMIC_CMP_AND_SWP,
+					   IW_RFC7306_ATOMICS);
+
+	if (w) {
+		w->atomic.rkey = rkey;
+		w->atomic.remote_addr = remote_addr;
+		w->atomic.compare_add = compare;
+		w->atomic.swap = swap;
+	}
 }
 
 static void wr_atomic_fetch_add(struct ibv_qp_ex *q, uint32_t rkey,
 				uint64_t remote_addr, uint64_t add)
 {
-	(void)rkey;
-	(void)remote_addr;
-	(void)add;
-	wr_unsupported(q);
+	struct iw_send_wr *w = next_ext_wr(q, IW_WR_ATOMIC_FETCH_AND_ADD,
+					   IW_RFC7306_ATOMICS);
+
+	if (w) {
+		w->atomic.rkey = rkey;
+		w->atomic.remote_addr = remote_addr;
+		w->atomic.compare_add = add;
+	}
 }
 
 static void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey,
@@ -273,16 +295,23 @@ static void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey,
 static void wr_rdma_write_imm(struct ibv_qp_ex *q, uint32_t rkey,
 			      uint64_t remote_addr, __be32 imm_data)
 {
-	(void)rkey;
-	(void)remote_addr;
-	(void)imm_data;
-	wr_unsupported(q);
+	struct iw_send_wr *w = next_ext_wr(q, IW_WR_RDMA_WRITE_WITH_IMM,
+					   IW_RFC7306_IMMEDIATE);
+
+	if (w) {
+		w->rdma.rkey = rkey;
+		w->rdma.remote_addr = remote_addr;
+		w->imm_data = iwv_imm_out(imm_data);
+	}
 }
 
 static void wr_send_imm(struct ibv_qp_ex *q, __be32 imm_data)
 {
-	(void)imm_data;
-	wr_unsupported(q);
+	struct iw_send_wr *w = next_ext_wr(q, IW_WR_SEND_WITH_IMM,
+					   IW_RFC7306_IMMEDIATE);
+
+	if (w)
+		w->imm_data = iwv_imm_out(imm_data);
 }
 
 static void wr_send_tso(struct ibv_qp_ex *q, void *hdr, uint16_t hdr_sz,

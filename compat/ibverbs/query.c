@@ -127,7 +127,10 @@ int iwv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->max_qp_rd_atom = IWV_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = IWV_MAX_RD_ATOM;
 	a->max_res_rd_atom = clamp_int((uint64_t)IWV_MAX_RD_ATOM * d.max_qp);
-	a->atomic_cap = IBV_ATOMIC_NONE;
+	/* RFC 7306 atomics are atomic across the QPs of the process */
+	a->atomic_cap = to_iwv_ctx(ctx)->rfc7306 & IW_RFC7306_ATOMICS
+				? IBV_ATOMIC_HCA
+				: IBV_ATOMIC_NONE;
 	a->max_srq = clamp_int(d.max_qp);
 	a->max_srq_wr = clamp_int(d.max_srq_wr);
 	a->max_srq_sge = clamp_int(d.max_srq_sge);

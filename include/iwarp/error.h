@@ -78,6 +78,17 @@ enum iw_error {
 	/* local conditions again */
 	IW_EUNRESOLVED, /* host name or port resolves to no address */
 
+	/* RFC 7306 atomics (Terminate layer RDMAP, RFC 5040's codes) */
+	IW_ERDMAP_ATOMIC_STAG,	       /* atomic target: invalid STag */
+	IW_ERDMAP_ATOMIC_BOUNDS,       /* atomic target outside the region */
+	IW_ERDMAP_ATOMIC_NOT_ASSOC,    /* atomic target: STag of another PD */
+	IW_ERDMAP_ATOMIC_TO_WRAP,      /* atomic target: TO + 8 wraps */
+	IW_ERDMAP_ATOMIC_ALIGN,	       /* atomic target not 8-octet aligned */
+	IW_ERDMAP_ATOMIC_OP,	       /* atomic operation subcode unknown */
+	IW_ERDMAP_ATOMIC_IRD_EXCEEDED, /* more Reads and atomics than the IRD */
+	IW_ERDMAP_ARESP_UNEXPECTED,    /* Atomic Response, no atomic outstanding */
+	IW_ERDMAP_ARESP_MISMATCH,      /* Atomic Response not for the head one */
+
 	IW_ERROR_END
 };
 

@@ -114,6 +114,9 @@ struct iw_device_attr {
 	uint16_t max_ird;	  /* inbound RDMA Reads at once (RFC 6581) */
 	uint16_t max_ord;	  /* outbound RDMA Reads at once */
 	uint16_t max_private_data; /* octets of MPA private data */
+	/* libiwarp 0.3: the RFC 7306 extensions a QP may enable (enum
+	 * iw_rfc7306; see iw_create_qp()) */
+	uint32_t rfc7306;
 };
 
 int iw_query_device(struct iw_context *ctx, struct iw_device_attr *attr,
@@ -128,6 +131,7 @@ enum iw_access_flags {
 	IW_ACCESS_LOCAL_WRITE = 1 << 0,
 	IW_ACCESS_REMOTE_WRITE = 1 << 1,
 	IW_ACCESS_REMOTE_READ = 1 << 2,
+	IW_ACCESS_REMOTE_ATOMIC = 1 << 3, /* RFC 7306 atomics on it */
 };
 
 /* A registered region.  iWARP has one STag per region: lkey == rkey. */
@@ -164,13 +168,24 @@ enum iw_wc_opcode {
 	IW_WC_RDMA_READ,
 	IW_WC_RECV,
 	IW_WC_LOCAL_INV,
+	/* RFC 7306 */
+	IW_WC_COMP_SWAP,
+	IW_WC_FETCH_ADD,
+	IW_WC_RECV_RDMA_WITH_IMM, /* Immediate Data right after an RDMA Write */
 };
 
 enum iw_wc_flags {
 	IW_WC_SOLICITED = 1 << 0, /* a Send with Solicited Event */
 	IW_WC_WITH_INV = 1 << 1,  /* invalidated_rkey was invalidated */
+	IW_WC_WITH_IMM = 1 << 2,  /* imm_data holds RFC 7306 Immediate Data */
 };
 
+/*
+ * Completions are returned in arrays, so the size of this structure is
+ * part of the ABI.  It grows only at the end, and each growth comes with
+ * a new version of iw_poll_cq(): a binary keeps the iw_poll_cq() of the
+ * header it was built against, which writes entries of that size.
+ */
 struct iw_wc {
 	uint64_t wr_id;
 	enum iw_wc_status status;
@@ -182,6 +197,8 @@ struct iw_wc {
 	int err; /* the library code behind a failed status, else 0 */
 	/* the qp_context of @qp, still good after the QP is destroyed */
 	void *qp_context;
+	/* libiwarp 0.3 */
+	uint64_t imm_data; /* with IW_WC_WITH_IMM: the 8 octets, else 0 */
 };
 
 struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context);
@@ -204,6 +221,27 @@ struct iw_qp_cap {
 	uint32_t max_inline_data;
 };
 
+/* Which optional fields of struct iw_qp_init_attr are set. */
+enum iw_qp_init_attr_mask {
+	IW_QP_INIT_ATTR_RFC7306 = 1 << 0,
+};
+
+/*
+ * RFC 7306 extensions a QP takes and may send.  Off by default: both ends
+ * must turn on the same ones (RFC 7306 has no negotiation of its own, see
+ * iwarp(7)).  A QP without one answers its messages with the Terminate
+ * for an unknown opcode, as RFC 5040 has it.
+ */
+enum iw_rfc7306 {
+	IW_RFC7306_ATOMICS = 1 << 0,	/* Fetch and Add, Compare and Swap */
+	IW_RFC7306_IMMEDIATE = 1 << 1, /* Immediate Data */
+	IW_RFC7306_ALL = IW_RFC7306_ATOMICS | IW_RFC7306_IMMEDIATE,
+};
+
+/*
+ * Fields after comp_mask are read only when their bit in comp_mask is set
+ * (libiwarp 0.3); unknown bits are refused (EINVAL).
+ */
 struct iw_qp_init_attr {
 	struct iw_cq *send_cq;
 	struct iw_cq *recv_cq;
@@ -211,6 +249,8 @@ struct iw_qp_init_attr {
 	void *qp_context;
 	struct iw_qp_cap cap;
 	int sq_sig_all; /* every send work request is signaled */
+	uint32_t comp_mask; /* enum iw_qp_init_attr_mask */
+	uint32_t rfc7306;   /* IW_QP_INIT_ATTR_RFC7306: enum iw_rfc7306 */
 };
 
 enum iw_qp_state {
@@ -261,13 +301,18 @@ enum iw_wr_opcode {
 	IW_WR_RDMA_WRITE,
 	IW_WR_RDMA_READ,
 	IW_WR_LOCAL_INV, /* invalidate_rkey: one of our own STags */
+	/* RFC 7306, on a QP that enabled the extension */
+	IW_WR_RDMA_WRITE_WITH_IMM, /* the Write, then imm_data */
+	IW_WR_SEND_WITH_IMM,	   /* imm_data alone: no payload */
+	IW_WR_ATOMIC_CMP_AND_SWP,
+	IW_WR_ATOMIC_FETCH_AND_ADD,
 };
 
 enum iw_send_flags {
 	IW_SEND_SIGNALED = 1 << 0,
 	IW_SEND_SOLICITED = 1 << 1,
 	IW_SEND_INLINE = 1 << 2,
-	IW_SEND_FENCE = 1 << 3, /* wait for every earlier RDMA Read */
+	IW_SEND_FENCE = 1 << 3, /* wait for every earlier RDMA Read, atomic */
 };
 
 struct iw_send_wr {
@@ -278,10 +323,24 @@ struct iw_send_wr {
 	enum iw_wr_opcode opcode;
 	unsigned int send_flags;
 	uint32_t invalidate_rkey; /* IW_WR_SEND_WITH_INV, IW_WR_LOCAL_INV */
-	struct {
-		uint64_t remote_addr;
-		uint32_t rkey;
-	} rdma; /* IW_WR_RDMA_WRITE, IW_WR_RDMA_READ */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma; /* IW_WR_RDMA_WRITE(_WITH_IMM), IW_WR_RDMA_READ */
+		/*
+		 * IW_WR_ATOMIC_*: the 8 aligned octets at remote_addr; the
+		 * value they held goes to the one sg_list entry (8 octets)
+		 */
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+			uint64_t compare_add; /* what to compare, or add */
+			uint64_t swap;	      /* CMP_AND_SWP: what to write */
+		} atomic;
+	};
+	/* libiwarp 0.3: read only for the opcodes that carry it */
+	uint64_t imm_data; /* IW_WR_*_WITH_IMM: RFC 7306 Immediate Data */
 };
 
 struct iw_recv_wr {

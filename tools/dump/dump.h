@@ -62,12 +62,23 @@ struct dump_read_req {
 	uint32_t frame;
 };
 
+/* An RFC 7306 Atomic Request, kept to match the response to it. */
+struct dump_atomic_req {
+	uint8_t aop;
+	uint32_t req_id;
+	uint32_t stag;
+	uint64_t to;
+	uint64_t data, data_mask, cmp, cmp_mask;
+	uint32_t frame;
+};
+
 /* What one direction has said on the RDMAP level so far. */
 struct dump_rdmap_state {
-	struct ddp_queue q[RDMAP_QN_COUNT];
-	uint32_t msn_cur[RDMAP_QN_COUNT]; /* MSN the open message carries */
-	bool alt_valid[RDMAP_QN_COUNT];	  /* after a wrong MSN: the sender's */
-	uint32_t alt_msn[RDMAP_QN_COUNT];
+	/* queues 0 to 2 of RFC 5040, and 3 of RFC 7306 */
+	struct ddp_queue q[RDMAP_QN_MAX];
+	uint32_t msn_cur[RDMAP_QN_MAX]; /* MSN the open message carries */
+	bool alt_valid[RDMAP_QN_MAX];	/* after a wrong MSN: the sender's */
+	uint32_t alt_msn[RDMAP_QN_MAX];
 
 	bool tagged_open; /* a tagged message has begun and not ended */
 	uint32_t tagged_stag;
@@ -78,6 +89,10 @@ struct dump_rdmap_state {
 	size_t n_rr, cap_rr;
 	size_t rr_done;	    /* of those, fully answered by the peer */
 	uint64_t rr_got;    /* octets of the answer in progress */
+
+	struct dump_atomic_req *ar; /* Atomic Requests sent, in order */
+	size_t n_ar, cap_ar;
+	size_t ar_done;		    /* of those, answered by the peer */
 
 	bool first_done;    /* the direction's first FPDU was judged */
 	bool unmatched_noted; /* said once: no peer to match Read Responses */
@@ -227,6 +242,14 @@ struct dump_msg {
 	struct rdmap_term term;
 	bool term_swapped; /* the siw reading is the one that makes sense */
 	bool rtr;
+	/* RFC 7306 */
+	bool have_ar; /* Atomic Request */
+	struct dump_atomic_req ar;
+	bool have_aresp; /* Atomic Response */
+	uint32_t aresp_id;
+	uint64_t aresp_value;
+	bool have_imm; /* Immediate Data */
+	uint64_t imm;
 };
 
 void dump_rdmap_collect(struct dump_dir *dir, const uint8_t *u, size_t len,
@@ -237,6 +260,16 @@ void dump_rdmap_judge(struct dump *d, struct dump_conn *c, int side,
 const char *dump_opcode_name(uint8_t opcode);
 void dump_read_req_decode(const uint8_t *p, struct dump_read_req *rr,
 			  uint32_t frame);
+
+/* dump_ext.c: the RFC 7306 messages */
+bool dump_ext_opcode(uint8_t opcode);
+void dump_ext_collect(struct dump_dir *dir, const uint8_t *u, size_t len,
+		      uint32_t frame);
+void dump_ext_judge(struct dump *d, struct dump_conn *c, int side,
+		    uint32_t frame, uint64_t at, const uint8_t *u, size_t len,
+		    struct dump_msg *m);
+void dump_ext_print(const struct dump_msg *m);
+void dump_ext_print_details(const struct dump_msg *m);
 
 /* dump_timeline.c */
 int dump_timeline(struct dump *d);

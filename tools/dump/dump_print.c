@@ -272,6 +272,8 @@ static void print_rdmap(const struct dump_msg *m)
 				    m->opcode == RDMAP_OP_SEND_SE_INV))
 		printf(" invalidate 0x%08x payload %zu", m->ddp.rsvdulp2,
 		       m->payload_len);
+	else if (m->have_ar || m->have_aresp || m->have_imm)
+		dump_ext_print(m);
 	else if (m->opcode != RDMAP_OP_READ_REQ &&
 		 m->opcode != RDMAP_OP_TERMINATE)
 		printf(" payload %zu", m->payload_len);
@@ -429,6 +431,7 @@ void dump_print_details(const struct dump *d, const struct mpa_scan_fpdu *f,
 			print_read_req_details("    ", &m->rr);
 		if (m->have_term)
 			print_term_details(m);
+		dump_ext_print_details(m);
 	}
 	if (d->opt.hex)
 		hex_dump(u, f->ulpdu_len);

@@ -5,6 +5,7 @@
  * sections 4 and 5, RFC 6581 for the RTR): versions, opcode against buffer
  * model and queue, MSN and MO per untagged queue, tagged continuity within
  * a message, Read Responses against the peer's Read Requests, Terminate.
+ * The RFC 7306 messages are judged in dump_ext.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,16 @@ static const char *const opcode_names[] = {
 	[RDMAP_OP_SEND_SE] = "Send with SE",
 	[RDMAP_OP_SEND_SE_INV] = "Send with SE and Invalidate",
 	[RDMAP_OP_TERMINATE] = "Terminate",
+	/* RFC 7306; it reserves 0x8 and 0x9 */
+	[RDMAP_OP_ATOMIC_REQ] = "Atomic Request",
+	[RDMAP_OP_ATOMIC_RESP] = "Atomic Response",
+	[RDMAP_OP_IMM] = "Immediate Data",
+	[RDMAP_OP_IMM_SE] = "Immediate Data with SE",
 };
 
 #define N_OPCODES (sizeof(opcode_names) / sizeof(opcode_names[0]))
 
-/* The RFC 5040 name of @opcode, or NULL for one it does not define. */
+/* The RFC 5040 (or RFC 7306) name of @opcode, or NULL for another. */
 const char *dump_opcode_name(uint8_t opcode)
 {
 	return opcode < N_OPCODES ? opcode_names[opcode] : NULL;
@@ -70,6 +76,7 @@ void dump_rdmap_collect(struct dump_dir *dir, const uint8_t *u, size_t len,
 	struct dump_rdmap_state *rd = &dir->rd;
 	struct ddp_hdr h;
 
+	dump_ext_collect(dir, u, len, frame);
 	if (ddp_hdr_decode(u, len, &h) < 0 || h.tagged ||
 	    (h.rsvdulp & RDMAP_CTRL_OPCODE) != RDMAP_OP_READ_REQ ||
 	    len < DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN)
@@ -119,8 +126,9 @@ static void check_versions(struct judge *j)
 
 /*
  * RFC 5040 section 4.2 and 5.1: Write and Read Response are tagged; Sends
- * go to QN 0, Read Requests to QN 1, Terminates to QN 2.  Returns whether
- * the opcode is one RFC 5040 defines.
+ * go to QN 0, Read Requests to QN 1, Terminates to QN 2; RFC 7306 sends
+ * Atomic Requests to QN 1, Atomic Responses to QN 3 and Immediate Data to
+ * QN 0.  Returns whether the opcode is one either RFC defines.
  */
 static bool check_model(struct judge *j)
 {
@@ -131,7 +139,7 @@ static bool check_model(struct judge *j)
 
 	if (!name) {
 		VIOLATION(j, "opcode 0x%x is not an RDMAP opcode (RFC 5040 section 4.2%s)",
-			  op, op <= 0xc ? "; RFC 7306 extensions are not decoded" : "");
+			  op, op <= 0x9 ? "; RFC 7306 reserves it" : "");
 		return false;
 	}
 	if (h->tagged) {
@@ -140,9 +148,13 @@ static bool check_model(struct judge *j)
 				  name);
 		return true;
 	}
-	want_qn = is_send(op) ? RDMAP_QN_SEND :
-		  op == RDMAP_OP_READ_REQ ? RDMAP_QN_READ_REQ :
-		  op == RDMAP_OP_TERMINATE ? RDMAP_QN_TERMINATE : -1;
+	want_qn = is_send(op) || op == RDMAP_OP_IMM || op == RDMAP_OP_IMM_SE
+			  ? RDMAP_QN_SEND
+		  : op == RDMAP_OP_READ_REQ || op == RDMAP_OP_ATOMIC_REQ
+			  ? RDMAP_QN_READ_REQ
+		  : op == RDMAP_OP_TERMINATE ? RDMAP_QN_TERMINATE
+		  : op == RDMAP_OP_ATOMIC_RESP ? RDMAP_QN_ATOMIC_RESP
+					       : -1;
 	if (want_qn < 0)
 		VIOLATION(j, "%s in an untagged segment: it is tagged", name);
 	else if (h->qn != (uint32_t)want_qn)
@@ -162,9 +174,9 @@ static void check_untagged(struct judge *j, size_t ddp_payload)
 	struct ddp_queue *q;
 	uint32_t qn = h->qn;
 
-	if (qn >= RDMAP_QN_COUNT) {
-		VIOLATION(j, "QN %u: RDMAP uses queues 0 to %u", qn,
-			  RDMAP_QN_COUNT - 1);
+	if (qn >= RDMAP_QN_MAX) {
+		VIOLATION(j, "QN %u: RDMAP uses queues 0 to %u (3 with RFC 7306)",
+			  qn, RDMAP_QN_COUNT - 1);
 		return;
 	}
 	q = &rd->q[qn];
@@ -401,6 +413,8 @@ void dump_rdmap_judge(struct dump *d, struct dump_conn *c, int side,
 		judge_read_response(&j, side);
 	else if (known && !m->ddp.tagged && m->opcode == RDMAP_OP_TERMINATE)
 		judge_terminate(&j, u, len);
+	else if (known && !m->ddp.tagged && dump_ext_opcode(m->opcode))
+		dump_ext_judge(d, c, side, frame, at, u, len, m);
 
 	if (m->opcode == RDMAP_OP_TERMINATE) {
 		dir->rd.terminated = true;

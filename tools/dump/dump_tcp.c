@@ -31,6 +31,7 @@ static void dir_free(struct dump_dir *dir)
 	free(dir->data);
 	free(dir->ready);
 	free(dir->rd.rr);
+	free(dir->rd.ar);
 }
 
 void dump_fini(struct dump *d)
@@ -61,7 +62,7 @@ struct dump_conn *dump_conn_new(struct dump *d)
 	c->id = ++d->n_conns;
 	c->initiator = -1;
 	for (int s = 0; s < 2; s++)
-		for (int q = 0; q < RDMAP_QN_COUNT; q++)
+		for (int q = 0; q < RDMAP_QN_MAX; q++)
 			ddp_queue_init(&c->dir[s].rd.q[q]);
 	*d->tail = c;
 	d->tail = &c->next;

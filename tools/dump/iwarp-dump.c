@@ -29,7 +29,7 @@ static void usage(FILE *to)
 		"       " PROG " [options] --raw FILE [--raw FILE]\n"
 		"\n"
 		"Decodes iWARP traffic (MPA RFC 5044 and 6581, DDP RFC 5041, RDMAP\n"
-		"RFC 5040) from a pcap or pcapng capture, or from raw files each\n"
+		"RFC 5040 and 7306) from a pcap or pcapng capture, or from raw files each\n"
 		"holding one direction's TCP octets from the first, and names every\n"
 		"rule it breaks.  One line per MPA Request/Reply and per FPDU, at the\n"
 		"frame where its last octet arrived; violations, warnings and\n"

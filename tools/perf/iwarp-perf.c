@@ -169,8 +169,11 @@ static void usage(FILE *f)
 "\n"
 "  -m, --mode bw|lat|rate   bandwidth (default), latency, or message rate\n"
 "                           (bw's pattern, one completion per DEPTH/4)\n"
-"  -t, --test send|write|read\n"
-"                           Send/Receive (default), RDMA Write, RDMA Read\n"
+"  -t, --test send|write|read|atomic|write_imm\n"
+"                           Send/Receive (default), RDMA Write, RDMA Read,\n"
+"                           RFC 7306 Fetch and Add (8 octets), RDMA Write\n"
+"                           with Immediate Data; the last two enable RFC\n"
+"                           7306 on both ends' QPs\n"
 "  -s, --size SIZE          message size in octets, k/m suffixes (default\n"
 "                           64k for bw, 64 for rate, 2 for lat)\n"
 "  -a, --all                every power of two from 2 octets to 8 MiB\n"
@@ -300,7 +303,8 @@ static int take_option(struct perf_opts *o, int opt, const char *arg,
 		       bool *size_set)
 {
 	static const char *const modes[] = { "bw", "lat", "rate" };
-	static const char *const tests[] = { "send", "write", "read" };
+	static const char *const tests[] = { "send", "write", "read",
+					     "atomic", "write_imm" };
 	uint64_t v;
 	int w;
 
@@ -311,8 +315,9 @@ static int take_option(struct perf_opts *o, int opt, const char *arg,
 		o->mode = (enum perf_mode)w;
 		break;
 	case 't':
-		if (!parse_word(arg, tests, 3, &w))
-			return bad("-t takes send, write or read");
+		if (!parse_word(arg, tests, 5, &w))
+			return bad("-t takes send, write, read, atomic or "
+				   "write_imm");
 		o->test = (enum perf_test)w;
 		break;
 	case 's':
@@ -442,6 +447,8 @@ static int settle_perftest(struct perf_opts *o)
 		return bad("-a and --duration exclude each other");
 	if (o->size > PT_SWEEP_MAX)
 		return bad("perftest's sizes end at 8 MiB");
+	if (o->test > PERF_READ)
+		return bad("--perftest runs send, write and read");
 	return 0;
 }
 
@@ -453,7 +460,11 @@ static int settle(struct perf_opts *o, bool size_set, bool depth_set,
 		return bad("-a and -s exclude each other");
 	if (o->iters && o->duration)
 		return bad("-n and --duration exclude each other");
-	if (o->sweep)
+	if (o->test == PERF_ATOMIC && (o->sweep || (size_set && o->size != 8)))
+		return bad("an atomic works on 8 octets: no -a, -s only 8");
+	if (o->test == PERF_ATOMIC)
+		o->size = 8;
+	else if (o->sweep)
 		o->size = PERF_SWEEP_MAX;
 	else if (!size_set)
 		o->size = o->mode == PERF_BW ? 65536 : o->mode == PERF_RATE ? 64

@@ -29,7 +29,26 @@
 #define PERF_SERVER_MAX (1ull << 30) /* --max-size default */
 
 enum perf_mode { PERF_BW, PERF_LAT, PERF_RATE };
-enum perf_test { PERF_SEND, PERF_WRITE, PERF_READ };
+enum perf_test {
+	PERF_SEND,
+	PERF_WRITE,
+	PERF_READ,
+	/* RFC 7306: both ends' QPs enable the extension */
+	PERF_ATOMIC,	/* Fetch and Add on 8 octets: like a Read */
+	PERF_WRITE_IMM, /* Write with Immediate Data: takes receives */
+};
+
+/* Tests whose operation waits for the peer's response (ORD/IRD). */
+static inline bool perf_test_requests(unsigned int t)
+{
+	return t == PERF_READ || t == PERF_ATOMIC;
+}
+
+/* Tests whose messages take the receiver's posted receives. */
+static inline bool perf_test_receives(unsigned int t)
+{
+	return t == PERF_SEND || t == PERF_WRITE_IMM;
+}
 
 struct perf_opts {
 	enum perf_mode mode;
@@ -198,6 +217,7 @@ struct perf_dev {
 	struct perf_ep *ep;
 	uint32_t n_ep;
 	uint32_t depth;
+	uint32_t rfc7306; /* QPs and buffers created take it (iw_rfc7306) */
 	char where[128];
 	/*
 	 * --threads: a part of another device, whose context and PD it

@@ -17,6 +17,12 @@
  *  lat        Send answered by Send; Write answered by Write, each side
  *             watching the last octet of its buffer (perftest's
  *             write_lat); Read, one at a time.
+ *
+ * The RFC 7306 tests: atomic runs Fetch and Add (1) on the server's
+ * buffer as read runs Reads, each QP on a counter of its own, and checks
+ * that every result is one more than the one before; write_imm runs
+ * Writes with Immediate Data as send runs Sends, since each takes one of
+ * the server's receives.
  */
 #include <errno.h>
 #include <sched.h>
@@ -38,6 +44,9 @@ struct perf_client {
 	uint8_t op;   /* enum iw_wr_opcode of the data work requests */
 	bool send_recv_data; /* send lat: replies land in the data buffer */
 	struct perf_result *r;
+	uint64_t atomic_last[PERF_MAX_QPS]; /* the last Fetch and Add result */
+	bool atomic_seen[PERF_MAX_QPS];
+	bool atomic_wrong;
 	/* --threads: this client's QP is number qp_base of the run's qp_total;
 	 * the parts start each pattern together */
 	uint32_t qp_base, qp_total;
@@ -59,6 +68,27 @@ static uint8_t lat_mark(uint64_t i)
 /* ---- completions --------------------------------------------------------- */
 
 /*
+ * Each QP adds 1 to a counter of its own, and responses come back in
+ * request order (RFC 7306): each result is one more than the last.
+ */
+static void atomic_result(struct perf_client *c, struct perf_ep *e,
+			  uint64_t seq)
+{
+	uint64_t v;
+
+	memcpy(&v, e->buf + (seq % c->depth) * 8, sizeof(v));
+	if (c->atomic_seen[e->index] && v != c->atomic_last[e->index] + 1 &&
+	    !c->atomic_wrong) {
+		perf_fail("%s: QP %u: Fetch and Add returned %llu after %llu",
+			  c->d.where, e->index, (unsigned long long)v,
+			  (unsigned long long)c->atomic_last[e->index]);
+		c->atomic_wrong = true;
+	}
+	c->atomic_seen[e->index] = true;
+	c->atomic_last[e->index] = v;
+}
+
+/*
  * Completions of data work requests: the one for sequence number @seq
  * covers every earlier one.  Each gets its post-to-completion latency;
  * bytes come from the completion and, for the unsignaled ones it covers,
@@ -70,9 +100,11 @@ static void data_done(struct perf_client *c, struct perf_ep *e,
 	uint64_t seq = PERF_WR_SEQ(wc->wr_id);
 	size_t size = e->sge[0].length;
 	/* a ping's completion is no operation of its own: its pong is */
-	bool op = c->o->mode != PERF_LAT || c->op == IW_WR_RDMA_READ;
+	bool op = c->o->mode != PERF_LAT || perf_test_requests(c->o->test);
 
 	for (uint64_t s = e->completed; s <= seq; s++) {
+		if (c->op == IW_WR_ATOMIC_FETCH_AND_ADD)
+			atomic_result(c, e, s);
 		if (op)
 			tool_stats_add(&c->r->lat,
 				       now - e->post_us[s % c->depth]);
@@ -211,16 +243,22 @@ static int await_replies(struct perf_client *c, uint8_t type, double *when)
 static void ring_init(struct perf_client *c, struct perf_ep *e, size_t size)
 {
 	bool read = c->op == IW_WR_RDMA_READ;
+	bool atomic = c->op == IW_WR_ATOMIC_FETCH_AND_ADD;
 
 	for (uint32_t i = 0; i < c->depth; i++) {
 		e->sge[i] = (struct iw_sge){
 			(uintptr_t)(read ? e->buf : e->src), (uint32_t)size,
 			read ? e->buf_mr->lkey : e->src_mr->lkey };
+		/* an atomic's result: a slot of its own in our buffer */
+		if (atomic)
+			e->sge[i] = (struct iw_sge){ (uintptr_t)(e->buf + 8 * i),
+						     8, e->buf_mr->lkey };
 		e->wr[i] = (struct iw_send_wr){
 			.sg_list = &e->sge[i], .num_sge = 1, .opcode = c->op,
 			.rdma = { e->raddr, e->rkey },
 			.next = &e->wr[(i + 1) % c->depth],
 		};
+		e->wr[i].atomic.compare_add = 1;
 	}
 	e->posted = e->completed = 0;
 }
@@ -232,7 +270,7 @@ static uint64_t room(struct perf_client *c, struct perf_ep *e)
 
 	if (e->target - e->posted < n)
 		n = e->target - e->posted;
-	if (c->o->test == PERF_SEND && c->o->mode != PERF_LAT &&
+	if (perf_test_receives(c->o->test) && c->o->mode != PERF_LAT &&
 	    e->credits - e->consumed < n)
 		n = e->credits - e->consumed;
 	return n;
@@ -258,6 +296,7 @@ static int post_chain(struct perf_client *c, struct perf_ep *e, uint32_t n,
 
 		e->wr[i].wr_id = PERF_WR_ID(0, e->index, seq);
 		e->wr[i].send_flags = sig ? IW_SEND_SIGNALED : 0;
+		e->wr[i].imm_data = seq; /* write_imm */
 		e->post_us[i] = now;
 	}
 	keep = e->wr[last].next;
@@ -267,7 +306,7 @@ static int post_chain(struct perf_client *c, struct perf_ep *e, uint32_t n,
 	if (rc)
 		return perf_fail("post: %s", iw_strerror(rc));
 	e->posted += n;
-	if (c->op == IW_WR_SEND)
+	if (perf_test_receives(c->o->test))
 		e->consumed += n;
 	c->msgs_sent[e->index] += n;
 	c->bytes_sent[e->index] += (uint64_t)n * e->sge[0].length;
@@ -435,7 +474,7 @@ static int ping_pong(struct perf_client *c, uint64_t iters, double t0)
 static int send_ctrl(struct perf_client *c, struct perf_ep *e,
 		     const struct perf_ctrl *m)
 {
-	while (c->o->test == PERF_SEND && c->o->mode != PERF_LAT &&
+	while (perf_test_receives(c->o->test) && c->o->mode != PERF_LAT &&
 	       e->consumed >= e->credits)
 		if (wait_some(c, "receive credit") < 0)
 			return -1;
@@ -460,7 +499,7 @@ static int check_done(struct perf_client *c)
 	for (uint32_t i = 0; i < c->d.n_ep; i++) {
 		struct perf_ep *e = &c->d.ep[i];
 
-		if (c->o->test != PERF_SEND)
+		if (!perf_test_receives(c->o->test))
 			continue;
 		if (e->reply.count != c->msgs_sent[i] ||
 		    e->reply.bytes != c->bytes_sent[i])
@@ -503,7 +542,8 @@ static int begin(struct perf_client *c, size_t size, uint64_t iters)
 int perf_client_step(struct perf_client *c, size_t size, uint64_t iters,
 		     struct perf_result *r, uint64_t *per_qp)
 {
-	bool pingpong = c->o->mode == PERF_LAT && c->op != IW_WR_RDMA_READ;
+	bool pingpong = c->o->mode == PERF_LAT &&
+			!perf_test_requests(c->o->test);
 	double t0, t_done;
 	int rc;
 
@@ -516,9 +556,9 @@ int perf_client_step(struct perf_client *c, size_t size, uint64_t iters,
 		return -1;
 	t0 = c->t_last = tool_now_us();
 	rc = pingpong ? ping_pong(c, iters, t0) : stream(c, iters, t0);
-	if (rc || finish(c, &t_done) || check_done(c))
+	if (rc || c->atomic_wrong || finish(c, &t_done) || check_done(c))
 		return -1;
-	if (c->o->mode != PERF_LAT && c->op != IW_WR_RDMA_READ)
+	if (c->o->mode != PERF_LAT && !perf_test_requests(c->o->test))
 		c->t_last = t_done;
 	r->seconds = (c->t_last - t0) / 1e6;
 	for (uint32_t i = 0; i < c->d.n_ep; i++)
@@ -576,7 +616,7 @@ static int connect_ep(struct perf_client *c, struct perf_ep *e, size_t len)
 	struct iw_conn_param cp = {
 		.private_data = pd, .private_data_len = sizeof(pd),
 		.ird = 1,
-		.ord = (uint16_t)(o->test == PERF_READ ? c->depth : 1),
+		.ord = (uint16_t)(perf_test_requests(o->test) ? c->depth : 1),
 	};
 	struct iw_cm_event *ev;
 	int rc;
@@ -602,16 +642,21 @@ static int connect_ep(struct perf_client *c, struct perf_ep *e, size_t len)
 static struct perf_client *client_new(const struct perf_opts *o)
 {
 	struct perf_client *c = calloc(1, sizeof(*c));
+	static const uint8_t op[] = {
+		[PERF_SEND] = IW_WR_SEND,
+		[PERF_WRITE] = IW_WR_RDMA_WRITE,
+		[PERF_READ] = IW_WR_RDMA_READ,
+		[PERF_ATOMIC] = IW_WR_ATOMIC_FETCH_AND_ADD,
+		[PERF_WRITE_IMM] = IW_WR_RDMA_WRITE_WITH_IMM,
+	};
 
 	if (!c)
 		return NULL;
 	c->o = o;
 	c->depth = o->mode == PERF_LAT ? 1 : o->depth;
 	c->sig = c->depth / 4 ? c->depth / 4 : 1;
-	c->op = o->test == PERF_SEND    ? IW_WR_SEND
-		: o->test == PERF_WRITE ? IW_WR_RDMA_WRITE
-					: IW_WR_RDMA_READ;
-	c->send_recv_data = o->mode == PERF_LAT && o->test == PERF_SEND;
+	c->op = op[o->test];
+	c->send_recv_data = o->mode == PERF_LAT && perf_test_receives(o->test);
 	c->session = (uint32_t)getpid() ^ (uint32_t)tool_now_us();
 	c->qp_total = o->qps;
 	return c;
@@ -629,8 +674,14 @@ static int client_connect(struct perf_client *c, uint32_t n)
 	/* control messages may land in a buffer that receives data */
 	size_t len = o->size > PERF_SLOT_LEN ? o->size : PERF_SLOT_LEN;
 
+	/* atomic results: 8 octets per work request in flight */
+	if (o->test == PERF_ATOMIC && len < 8 * (size_t)c->depth)
+		len = 8 * (size_t)c->depth;
 	/* STEP goes before the data, END after it: one slot is enough */
 	send_wr = c->depth + 8 < 16384 ? c->depth + 8 : 16384;
+	c->d.rfc7306 = o->test == PERF_ATOMIC	   ? IW_RFC7306_ATOMICS
+		       : o->test == PERF_WRITE_IMM ? IW_RFC7306_IMMEDIATE
+						   : 0;
 	if (perf_dev_endpoints(&c->d, n, c->depth, send_wr, recv_wr))
 		return -1;
 	snprintf(c->d.where, sizeof(c->d.where), "%s:%s", o->host, o->port);

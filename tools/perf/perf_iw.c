@@ -182,7 +182,10 @@ int perf_ep_memory(struct perf_dev *d, struct perf_ep *e, size_t len,
 		e->src = region(len);
 	if (!e->buf || !e->ctrl || (with_src && !e->src))
 		return -ENOMEM;
-	e->buf_mr = iw_reg_mr(d->pd, e->buf, len, ACC_SINK);
+	e->buf_mr = iw_reg_mr(d->pd, e->buf, len,
+			      ACC_SINK | (d->rfc7306 & IW_RFC7306_ATOMICS
+						  ? IW_ACCESS_REMOTE_ATOMIC
+						  : 0));
 	e->ctrl_mr = iw_reg_mr(d->pd, e->ctrl, PERF_CTRL_SLOTS * PERF_SLOT_LEN,
 			       IW_ACCESS_LOCAL_WRITE);
 	if (with_src)
@@ -201,6 +204,8 @@ int perf_ep_qp(struct perf_dev *d, struct perf_ep *e, uint32_t send_wr,
 		.cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr,
 			 .max_send_sge = 1, .max_recv_sge = 1,
 			 .max_inline_data = PERF_CTRL_LEN },
+		.comp_mask = d->rfc7306 ? IW_QP_INIT_ATTR_RFC7306 : 0,
+		.rfc7306 = d->rfc7306,
 	};
 
 	e->qp = iw_create_qp(d->pd, &qa);

@@ -28,7 +28,8 @@ const char *perf_mode_name(enum perf_mode m)
 
 const char *perf_test_name(enum perf_test t)
 {
-	static const char *const words[] = { "send", "write", "read" };
+	static const char *const words[] = { "send", "write", "read",
+					     "atomic", "write_imm" };
 
 	return words[t];
 }
@@ -207,20 +208,22 @@ static const char *cpu_scope(const struct perf_opts *o)
 
 static const char *lat_words(const struct perf_opts *o)
 {
-	if (o->mode != PERF_LAT && o->test == PERF_READ)
-		return "post to completion of each Read, DEPTH outstanding";
+	if (o->mode != PERF_LAT && perf_test_requests(o->test))
+		return "post to completion of each Read or Fetch and Add, "
+		       "DEPTH outstanding";
 	if (o->mode != PERF_LAT)
 		return "post to completion, DEPTH outstanding (a Send or "
 		       "Write completes when handed to TCP)";
-	if (o->test == PERF_READ)
-		return "one Read at a time, post to completion";
+	if (perf_test_requests(o->test))
+		return "one Read or Fetch and Add at a time, post to "
+		       "completion";
 	return "half the ping-pong round trip, as perftest reports it";
 }
 
 /* What the --tcp run times, where it differs from the iWARP run. */
 static const char *tcp_lat_words(const struct perf_opts *o)
 {
-	if (o->test == PERF_READ)
+	if (perf_test_requests(o->test))
 		return "; TCP: request to the last octet of its answer";
 	if (o->mode != PERF_LAT)
 		return "; TCP: from the end of the message DEPTH before to the "

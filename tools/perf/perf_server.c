@@ -8,7 +8,9 @@
  * and END with DONE, and in between does the server's part of the
  * pattern: keep receives posted and grant them (send tests), echo (send
  * lat), or watch the last octet and write back (write lat).  Writes and
- * Reads need nothing from it: it sleeps.  A --threads client's run is
+ * Reads need nothing from it: it sleeps.  The RFC 7306 tests enable the
+ * extension on its QPs: atomics need nothing from it either; Writes with
+ * Immediate Data take receives as Sends do.  A --threads client's run is
  * served by a thread per QP, each polling a CQ of its own, while the
  * first thread watches the connections (and a thread per TCP socket).
  */
@@ -115,7 +117,10 @@ static int first_request(struct server *s, struct iw_cm_id *id,
 		return refuse(s, id, why);
 	s->req = *q;
 	s->depth = q->depth;
-	s->data_recv = q->test == PERF_SEND;
+	s->data_recv = perf_test_receives(q->test);
+	s->d.rfc7306 = q->test == PERF_ATOMIC	   ? IW_RFC7306_ATOMICS
+		       : q->test == PERF_WRITE_IMM ? IW_RFC7306_IMMEDIATE
+						   : 0;
 	s->rx = !s->data_recv ? 0 : q->mode == PERF_LAT ? 16 : q->depth;
 	s->grant = s->rx / 4 ? s->rx / 4 : 1;
 	recv_wr = s->data_recv ? s->rx : PERF_CTRL_SLOTS;
@@ -181,7 +186,7 @@ static int take_request(struct server *s, struct iw_cm_event *ev)
 	cp = (struct iw_conn_param){
 		.private_data = pd, .private_data_len = sizeof(pd),
 		/* a Read test's depth is the client's ORD, our IRD */
-		.ird = (uint16_t)(q.test == PERF_READ ? s->depth : 1),
+		.ird = (uint16_t)(perf_test_requests(q.test) ? s->depth : 1),
 		.ord = 1,
 	};
 	rc = iw_accept(id, e->qp, &cp);
@@ -358,7 +363,10 @@ static int server_wc(struct server *s, const struct iw_wc *wc)
 	e->rx_msgs++;
 	e->rx_bytes += wc->byte_len;
 	if (s->req.mode == PERF_LAT)
-		return post_one(e, IW_WR_SEND, wc->byte_len);
+		return post_one(e, s->req.test == PERF_WRITE_IMM
+					   ? IW_WR_RDMA_WRITE_WITH_IMM
+					   : IW_WR_SEND,
+				wc->byte_len);
 	return 0;
 }
 

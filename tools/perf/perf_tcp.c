@@ -274,7 +274,7 @@ static ssize_t read_in(struct tconn *c)
 static ssize_t client_move(struct tconn *c)
 {
 	c->want = 0;
-	if (c->test == PERF_READ)
+	if (perf_test_requests(c->test)) /* an atomic: 8 octets asked */
 		return read_in(c);
 	if (c->mode == PERF_LAT)
 		return ping_pong(c);
@@ -641,7 +641,7 @@ static ssize_t server_move(struct tconn *c)
 		return w;
 	}
 	default:
-		if (c->test == PERF_READ)
+		if (perf_test_requests(c->test))
 			return read_out(c);
 		if (c->mode == PERF_LAT)
 			return pong(c);

@@ -77,7 +77,7 @@ int perf_req_decode(const void *pd, size_t len, struct perf_req *r)
 		.sink_addr = get_be64(p + 28),
 		.sink_rkey = get_be32(p + 36),
 	};
-	if (r->mode > PERF_RATE || r->test > PERF_READ)
+	if (r->mode > PERF_RATE || r->test > PERF_WRITE_IMM)
 		return -EPROTO;
 	return 0;
 }

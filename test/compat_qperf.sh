@@ -1,0 +1,50 @@
+#!/bin/sh
+# Debian's qperf over rdma_cm (-cm1), both ends under iwarp-run: its
+# Send/Receive tests, and with RFC 7306 on both ends (iwarp-run
+# --rfc7306) its RDMA Write tests, which use Write with Immediate Data,
+# and its atomics, including the two that check every value Fetch and
+# Add and Compare and Swap return.  Every test must report a positive
+# figure.  (Speed is not judged here.)
+set -eu
+
+. "$top_srcdir/test/testlib.sh"
+run="$abs_top_builddir/tools/run/iwarp-run"
+need qperf qperf
+server=
+cleanup() {
+	[ -n "$server" ] && kill "$server" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# qperf_run NAME IWARP-RUN-OPTIONS TEST...: a server, then a client
+# running the tests; each must print its figure, above zero
+qperf_run() {
+	name=$1 opts=$2
+	shift 2
+	port=$(free_port)
+	# shellcheck disable=SC2086 # the options are words
+	timeout -k 5 300 "$run" $opts qperf -lp "$port" >"$work/server" 2>&1 &
+	server=$!
+	wait_tcp "$port" 0A
+	# shellcheck disable=SC2086
+	timeout -k 5 240 "$run" $opts qperf -lp "$port" -cm1 -t 1 127.0.0.1 \
+		"$@" >"$work/client" 2>&1 ||
+		fail "$name: client exit $?: $(tail -n 15 "$work/client") / $(tail -n 5 "$work/server")"
+	kill "$server" 2>/dev/null || true
+	wait "$server" 2>/dev/null || true
+	server=
+	for t in "$@"; do
+		awk -v t="$t:" '
+		$1 == t { on = 1; next }
+		on && /=/ { ok = $3 + 0 > 0; on = 0; seen = 1 }
+		END { exit !(seen && ok) }' "$work/client" ||
+			fail "$name: $t: $(cat "$work/client")"
+	done
+	echo "$name: $*"
+}
+
+qperf_run plain "" rc_lat rc_bw
+qperf_run rfc7306 --rfc7306 rc_rdma_write_lat rc_rdma_write_bw \
+	rc_fetch_add_mr rc_compare_swap_mr ver_rc_fetch_add ver_rc_compare_swap
+echo "compat_qperf: qperf's RC tests, Write with Immediate Data and atomics among them"
