@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1257,19 +1258,26 @@ END_TEST
  * and deregisters over and over in the same slot, alternating two
  * regions, a check never answers with a mix of the two.
  */
-#define FLIP_ROUNDS 200000
+#define FLIP_ROUNDS 50000
+#define FLIP_SEEN 1000 /* checks that found a registration, at least */
 struct flip {
 	struct ddp_stag_table t;
 	uint8_t a[64], b[4096];
 	_Atomic uint32_t stag;
+	atomic_uint ok; /* the reader's checks that found one */
 	atomic_bool done;
 };
 
+/*
+ * Flips at least FLIP_ROUNDS times, and on until the reader has seen a
+ * registration FLIP_SEEN times (on a busy machine it may barely run).
+ */
 static void *flip_writer(void *arg)
 {
 	struct flip *f = arg;
 
-	for (int i = 0; i < FLIP_ROUNDS; i++) {
+	for (int i = 0; i < FLIP_ROUNDS || atomic_load(&f->ok) < FLIP_SEEN;
+	     i++) {
 		uint32_t s;
 		bool big = i & 1;
 
@@ -1281,6 +1289,8 @@ static void *flip_writer(void *arg)
 						 RW, &s),
 				 0);
 		atomic_store(&f->stag, s);
+		if (i % 64 == 63)
+			sched_yield(); /* let the reader in now and then */
 	}
 	atomic_store(&f->done, true);
 	return NULL;
@@ -1289,7 +1299,6 @@ static void *flip_writer(void *arg)
 START_TEST(mr_check_never_sees_a_torn_registration)
 {
 	static struct flip f;
-	uint64_t ok = 0;
 	pthread_t th;
 	uint32_t s;
 
@@ -1298,6 +1307,7 @@ START_TEST(mr_check_never_sees_a_torn_registration)
 					 &s),
 			 0);
 	atomic_init(&f.stag, s);
+	atomic_init(&f.ok, 0);
 	atomic_init(&f.done, false);
 	ck_assert_int_eq(pthread_create(&th, NULL, flip_writer, &f), 0);
 	while (!atomic_load(&f.done)) {
@@ -1309,7 +1319,7 @@ START_TEST(mr_check_never_sees_a_torn_registration)
 			if (ddp_mr_check(&f.t, stag, 1, DDP_ACCESS_REMOTE_WRITE,
 					 to, 1, &w) != DDP_MR_OK)
 				continue;
-			ok++;
+			atomic_fetch_add(&f.ok, 1);
 			/* one registration, whole: its base with its offset */
 			ck_assert(w == f.a + (to - 0x1000) ||
 				  w == f.b + (to - 0x9000));
@@ -1318,7 +1328,7 @@ START_TEST(mr_check_never_sees_a_torn_registration)
 		}
 	}
 	pthread_join(th, NULL);
-	ck_assert_uint_gt(ok, 0);
+	ck_assert_uint_ge(atomic_load(&f.ok), FLIP_SEEN);
 	ddp_stag_table_destroy(&f.t);
 }
 END_TEST

@@ -543,7 +543,6 @@ struct wc_0_1 {
 	unsigned int wc_flags;
 	struct iw_qp *qp;
 	int err;
-	void *qp_context;
 };
 
 struct qp_init_attr_0_1 {
@@ -602,7 +601,7 @@ START_TEST(binaries_built_against_0_1_keep_their_structure_sizes)
 	qp = create_0_1(e.c.pd, &old.a);
 	ck_assert_ptr_nonnull(qp);
 	ck_assert_int_eq(iw_destroy_qp(qp), 0);
-	/* the same octets given to the 0.3 call are refused: they are read */
+	/* the same octets given to the 0.2 call are refused: they are read */
 	ck_assert_ptr_null(iw_create_qp(e.c.pd, (struct iw_qp_init_attr *)&old));
 	ck_assert_int_eq(iw_destroy_cq(cq), 0);
 

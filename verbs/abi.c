@@ -10,7 +10,7 @@
 
 #include "verbs/verbs.h"
 
-/* struct iw_wc of libiwarp 0.1 and 0.2: no imm_data. */
+/* struct iw_wc of libiwarp 0.1: no qp_context, no imm_data. */
 struct iw_wc_0_1 {
 	uint64_t wr_id;
 	enum iw_wc_status status;
@@ -20,17 +20,16 @@ struct iw_wc_0_1 {
 	unsigned int wc_flags;
 	struct iw_qp *qp;
 	int err;
-	void *qp_context;
 };
 
-_Static_assert(offsetof(struct iw_wc, qp_context) ==
-		       offsetof(struct iw_wc_0_1, qp_context) &&
-		       offsetof(struct iw_wc, imm_data) ==
+_Static_assert(offsetof(struct iw_wc, err) ==
+			       offsetof(struct iw_wc_0_1, err) &&
+		       offsetof(struct iw_wc, qp_context) >=
 			       sizeof(struct iw_wc_0_1),
 	       "struct iw_wc only grows at its end");
 
 /*
- * iw_poll_cq() writing entries of the old size.  A QP such a binary
+ * iw_poll_cq() writing entries of the 0.1 size.  A QP such a binary
  * creates cannot enable RFC 7306, so nothing it polls carries imm_data.
  */
 int iw_poll_cq_0_1(struct iw_cq *cq, int num_entries, struct iw_wc_0_1 *wc);
@@ -59,7 +58,7 @@ int iw_poll_cq_0_1(struct iw_cq *cq, int num_entries, struct iw_wc_0_1 *wc)
 }
 __asm__(".symver iw_poll_cq_0_1, iw_poll_cq@IWARP_0.1");
 
-/* struct iw_qp_init_attr of libiwarp 0.1 and 0.2: no comp_mask. */
+/* struct iw_qp_init_attr of libiwarp 0.1: no comp_mask. */
 struct iw_qp_init_attr_0_1 {
 	struct iw_cq *send_cq;
 	struct iw_cq *recv_cq;

@@ -320,8 +320,8 @@ int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 		n = -IW_ECQ_OVERRUN;
 	return n;
 }
-/* struct iw_wc grew in 0.3; verbs/abi.c has the 0.1 iw_poll_cq() */
-__asm__(".symver iw_poll_cq, iw_poll_cq@@@IWARP_0.3");
+/* struct iw_wc grew in 0.2; verbs/abi.c has the 0.1 iw_poll_cq() */
+__asm__(".symver iw_poll_cq, iw_poll_cq@@@IWARP_0.2");
 
 int iw_cq_fd(struct iw_cq *cq)
 {

@@ -206,8 +206,8 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 	pd_add_qp(pd, qp);
 	return qp;
 }
-/* struct iw_qp_init_attr grew in 0.3; verbs/abi.c has the 0.1 one */
-__asm__(".symver iw_create_qp, iw_create_qp@@@IWARP_0.3");
+/* struct iw_qp_init_attr grew in 0.2; verbs/abi.c has the 0.1 one */
+__asm__(".symver iw_create_qp, iw_create_qp@@@IWARP_0.2");
 
 /* Fails with -EBUSY while the QP is attached to a connection identifier. */
 int iw_destroy_qp(struct iw_qp *qp)

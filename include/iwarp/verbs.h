@@ -114,7 +114,7 @@ struct iw_device_attr {
 	uint16_t max_ird;	  /* inbound RDMA Reads at once (RFC 6581) */
 	uint16_t max_ord;	  /* outbound RDMA Reads at once */
 	uint16_t max_private_data; /* octets of MPA private data */
-	/* libiwarp 0.3: the RFC 7306 extensions a QP may enable (enum
+	/* libiwarp 0.2: the RFC 7306 extensions a QP may enable (enum
 	 * iw_rfc7306; see iw_create_qp()) */
 	uint32_t rfc7306;
 };
@@ -195,9 +195,9 @@ struct iw_wc {
 	unsigned int wc_flags;
 	struct iw_qp *qp;
 	int err; /* the library code behind a failed status, else 0 */
-	/* the qp_context of @qp, still good after the QP is destroyed */
+	/* libiwarp 0.2: the qp_context of @qp, good after it is destroyed */
 	void *qp_context;
-	/* libiwarp 0.3 */
+	/* libiwarp 0.2 */
 	uint64_t imm_data; /* with IW_WC_WITH_IMM: the 8 octets, else 0 */
 };
 
@@ -240,7 +240,7 @@ enum iw_rfc7306 {
 
 /*
  * Fields after comp_mask are read only when their bit in comp_mask is set
- * (libiwarp 0.3); unknown bits are refused (EINVAL).
+ * (libiwarp 0.2); unknown bits are refused (EINVAL).
  */
 struct iw_qp_init_attr {
 	struct iw_cq *send_cq;
@@ -339,7 +339,7 @@ struct iw_send_wr {
 			uint64_t swap;	      /* CMP_AND_SWP: what to write */
 		} atomic;
 	};
-	/* libiwarp 0.3: read only for the opcodes that carry it */
+	/* libiwarp 0.2: read only for the opcodes that carry it */
 	uint64_t imm_data; /* IW_WR_*_WITH_IMM: RFC 7306 Immediate Data */
 };
 
