@@ -356,6 +356,9 @@ static int copy_inline(struct rdmap_qp *qp, struct rdmap_swqe *w,
 		return -IW_ELOCAL_LENGTH;
 	len = 0;
 	for (uint32_t i = 0; i < wr->num_sge; i++) {
+		/* with max_inline 0 there is no buffer to point into */
+		if (!wr->sge[i].length)
+			continue;
 		memcpy(w->inline_buf + len,
 		       (const void *)(uintptr_t)wr->sge[i].addr,
 		       wr->sge[i].length);
