@@ -387,6 +387,12 @@ def rdmap_rx_seeds():
                   u8(R_POST) + r_send(0, SIGNALED, [r_sge(1, 0, 1)]),
                   drain_all()], initiator=True, mk_tx=mk, crc=True,
                   mulpdu=600))
+    # the peer ends the stream naming our Read: it fails, the rest flushes
+    echo = (u16(46) + untagged(OP_READ_REQ, 1)[:18] +
+            u32(stag(3)) + u64(1024) + u32(512) + u32(0x99) + u64(0x1000))
+    write("fuzz_rdmap_rx", "terminate-our-read",
+          rdmap_input([read_sink], [drain_all(), ulpdu_chunk(
+              terminate(0, 1, 0, 0xe0, echo))], initiator=True))
     write("fuzz_rdmap_rx", "read-ord-0",
           rdmap_input([read_sink], [drain_all()], initiator=True, ord_=0))
     write("fuzz_rdmap_rx", "ird-exceeded",

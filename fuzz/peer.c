@@ -51,6 +51,34 @@ static void fix_stag(const struct peer *p, uint8_t flags, uint8_t *s,
 		put_be64(to, k->to + (get_be64(to) & 0xffff));
 }
 
+/* A Read Request header: both its STags may name our regions. */
+static void fix_read_request(const struct peer *p, uint8_t flags,
+			     uint8_t *rr)
+{
+	fix_stag(p, flags, rr + RDMAP_RR_OFF_SINK_STAG, rr + RDMAP_RR_OFF_SINK_TO);
+	fix_stag(p, flags, rr + RDMAP_RR_OFF_SRC_STAG, rr + RDMAP_RR_OFF_SRC_TO);
+}
+
+/* A Terminate may echo a Read Request of ours (RFC 5040 section 4.8). */
+static void fix_terminate(const struct peer *p, uint8_t flags, uint8_t *u,
+			  size_t len)
+{
+	uint8_t *t = u + DDP_UNTAGGED_HDR_LEN;
+	size_t n = RDMAP_TERM_CTRL_LEN, left = len - DDP_UNTAGGED_HDR_LEN;
+
+	if (left < n)
+		return;
+	if (t[RDMAP_TERM_OFF_HDRCT] & RDMAP_TERM_FLAG_D) {
+		if (left < n + RDMAP_TERM_SEGLEN_LEN + 1)
+			return;
+		n += RDMAP_TERM_SEGLEN_LEN;
+		n += ddp_hdr_len(t[n] & DDP_CTRL_T);
+	}
+	if ((t[RDMAP_TERM_OFF_HDRCT] & RDMAP_TERM_FLAG_R) &&
+	    left >= n + RDMAP_READ_REQ_LEN)
+		fix_read_request(p, flags, t + n);
+}
+
 static void fix_untagged(struct peer *p, uint8_t flags, uint8_t *u,
 			 size_t len)
 {
@@ -61,9 +89,9 @@ static void fix_untagged(struct peer *p, uint8_t flags, uint8_t *u,
 		fix_stag(p, flags, u + DDP_U_OFF_RSVDULP2, NULL);
 	if (op == RDMAP_OP_READ_REQ &&
 	    len >= DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN)
-		fix_stag(p, flags,
-			 u + DDP_UNTAGGED_HDR_LEN + RDMAP_RR_OFF_SRC_STAG,
-			 u + DDP_UNTAGGED_HDR_LEN + RDMAP_RR_OFF_SRC_TO);
+		fix_read_request(p, flags, u + DDP_UNTAGGED_HDR_LEN);
+	if (op == RDMAP_OP_TERMINATE)
+		fix_terminate(p, flags, u, len);
 	if (!(flags & PEER_FIX_SEQ) || qn >= RDMAP_QN_COUNT)
 		return;
 	put_be32(u + DDP_U_OFF_MSN, p->msn[qn]);
