@@ -19,7 +19,8 @@
  * The library's own octets are read and dropped.
  *
  * What must hold: no octet of the regions changes that the peer may not
- * write (see arena.h); every posted work request completes exactly once
+ * write (see arena.h); what the library sends is framed right (judge.h);
+ * every posted work request completes exactly once
  * (successful unsignalled ones not at all); a connection that was
  * established reports one final event; the QP, regions and identifiers
  * can all be destroyed at the end; nothing leaks.
@@ -45,6 +46,7 @@
 #include "arena.h"
 #include "fuzz.h"
 #include "fz_rand.h"
+#include "judge.h"
 #include "peer.h"
 
 #define MAX_WR 64
@@ -118,6 +120,11 @@ struct run {
 	bool accept_pending;
 	struct peer peer;
 	bool framed; /* the peer's framing is known */
+	/* what the library sends: its frame, then FPDUs the judge reads */
+	struct judge judge;
+	bool frame_seen;
+	uint8_t *out;
+	size_t out_len, out_cap;
 };
 
 static uint8_t fpdu[PEER_FPDU_MAX];
@@ -177,6 +184,43 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /* ---- the peer's socket ------------------------------------------------- */
 
+/*
+ * The library's octets: first its MPA Reply (when it responds; its
+ * Request, when it initiates, was read already), then FPDUs, judged once
+ * its engine has started and the framing is known.
+ */
+static void judge_out(struct run *r, const uint8_t *p, size_t n)
+{
+	struct iw_qp_attr qa;
+
+	if (r->judge.on) {
+		judge_feed(&r->judge, p, n);
+		return;
+	}
+	if (r->out_len + n > r->out_cap) {
+		r->out_cap = 2 * (r->out_len + n);
+		r->out = realloc(r->out, r->out_cap);
+		fz_check(r->out != NULL, "out of memory");
+	}
+	memcpy(r->out + r->out_len, p, n);
+	r->out_len += n;
+	if (!r->frame_seen && !r->initiator) {
+		size_t fl = mpa_frame_peek_len(r->out, r->out_len);
+
+		if (!fl || fl > r->out_len)
+			return;
+		r->out_len -= fl;
+		memmove(r->out, r->out + fl, r->out_len);
+		r->frame_seen = true;
+	}
+	fz_check(iw_query_qp(r->qp, &qa) == 0, "iw_query_qp");
+	if (!qa.mulpdu)
+		return; /* no stream yet: nothing may follow the frame */
+	judge_init(&r->judge, qa.mulpdu, qa.markers_tx, qa.crc);
+	judge_feed(&r->judge, r->out, r->out_len);
+	r->out_len = 0;
+}
+
 static size_t drain_peer(struct run *r)
 {
 	uint8_t buf[65536];
@@ -186,6 +230,7 @@ static size_t drain_peer(struct run *r)
 		ssize_t n = recv(r->s, buf, sizeof(buf), MSG_DONTWAIT);
 
 		if (n > 0) {
+			judge_out(r, buf, (size_t)n);
 			total += (size_t)n;
 			continue;
 		}
@@ -680,6 +725,9 @@ static void finish(struct run *r)
 	/* an established connection that was not destroyed has ended */
 	fz_check(!r->n_est || r->n_final || r->end == END_DESTROY,
 		 "established, and no final event");
+	fz_check(r->judge.on || !r->out_len || (!r->frame_seen && !r->initiator),
+		 "%zu octets sent after the frame, with no stream", r->out_len);
+	free(r->out);
 	if (r->id)
 		fz_check(iw_destroy_id(r->id) == 0, "iw_destroy_id");
 	r->id = NULL;

@@ -19,9 +19,11 @@
  * What must hold: no octet changes outside a region the peer may write
  * (remote write access, our protection domain, valid at the time), a
  * posted receive or a Read sink; nothing leaves from memory that is not
- * readable by the peer or named by a posted Send or Write; every posted
- * work request completes exactly once, a success only for a signalled
- * one; the stream ends with one error event and no memory still posted.
+ * readable by the peer or named by a posted Send or Write, and what
+ * leaves is framed right (judge.h); every posted work request completes
+ * exactly once, a success only for a signalled one; the stream ends with
+ * one error event and no memory still posted.  The input runs twice,
+ * whole and in cuts, and both runs must agree.
  */
 #include <errno.h>
 #include <string.h>
@@ -29,6 +31,7 @@
 #include "arena.h"
 #include "fuzz.h"
 #include "fz_rand.h"
+#include "judge.h"
 #include "lib/byteorder.h"
 #include "lib/error.h"
 #include "peer.h"
@@ -85,6 +88,7 @@ struct run {
 	unsigned int n_wr;
 	unsigned int n_error_ev, n_term_sent_ev, n_est_ev;
 	struct peer peer;
+	struct judge judge; /* of what the engine sends */
 	struct arena *arena;
 	/* what it did, for the other run of the same input to match */
 	struct rdmap_cqe cqe[MAX_WR];
@@ -400,6 +404,8 @@ static void setup_engine(struct run *r)
 		post_one(r);
 	rc = rdmap_qp_start(&r->qp, &conn);
 	fz_check(rc == 0 || rc == -IW_ENO_READ_CREDIT, "engine start: %d", rc);
+	/* the MULPDU as the start cut it for markers */
+	judge_init(&r->judge, r->qp.conn.mulpdu, conn.markers_tx, conn.crc);
 }
 
 /* ---- the stream ------------------------------------------------------ */
@@ -440,6 +446,12 @@ static void drain(struct run *r, int max_iov, size_t max_bytes, size_t take)
 	if (n)
 		rdmap_tx_advance(&r->qp, take);
 	hash_sent(r, iov, n, take);
+	for (int i = 0; i < n && take; i++) {
+		size_t k = iov[i].iov_len < take ? iov[i].iov_len : take;
+
+		judge_feed(&r->judge, iov[i].iov_base, k);
+		take -= k;
+	}
 }
 
 static void drain_all(struct run *r)
