@@ -382,6 +382,9 @@ void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 /*
  * Drops what was built but not written.  With @keep_partial an FPDU already
  * partly on the wire is kept, so the stream stays framed for a Terminate.
+ * The sender's stream offset goes back by what is dropped: RFC 5044
+ * section 4.3 places markers by the octets that went out, and an FPDU
+ * framed after a dropped one (the Terminate) must carry them there.
  */
 void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial)
 {
@@ -391,10 +394,12 @@ void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial)
 
 		fp->completes_sq = -1;
 		fp->ird_done = 0;
+		qp->mpa_tx.off -= qp->fpdu_bytes - fp->wire_len;
 		qp->fpdu_count = 1;
 		qp->fpdu_bytes = fp->wire_len;
 		return;
 	}
+	qp->mpa_tx.off -= qp->fpdu_bytes - qp->tx_off;
 	qp->fpdu_count = 0;
 	qp->fpdu_bytes = 0;
 	qp->tx_off = 0;
