@@ -507,11 +507,49 @@ static void dereg(struct run *r)
 	arena_forbid_read(r->arena, g->base, g->len);
 }
 
+/* Whether the receiver stands where the peer's next FPDU begins. */
+static bool in_step(const struct run *r)
+{
+	const struct mpa_rx *rx = &r->qp.mpa_rx;
+
+	return r->qp.state == RDMAP_QP_RTS && rx->state == MPA_RX_HDR &&
+	       !rx->fpdu_open && !rx->part_len && !rx->marker_left &&
+	       rx->off == r->peer.tx.off;
+}
+
+/*
+ * The peer sends one ULPDU.  A tagged segment the engine took whole
+ * (RFC 5041 section 5.1: Write or Read Response) must have put its
+ * payload exactly where its STag and TO say, in a region it may write.
+ */
+static void send_ulpdu(struct run *r, uint8_t op, size_t len)
+{
+	bool clean = in_step(r) && !r->peer.corrupt;
+	size_t n = peer_fpdu(&r->peer, op, ulpdu, len, fpdu);
+	uint8_t rdmap_op = ulpdu[DDP_OFF_RSVDULP] & RDMAP_CTRL_OPCODE;
+	const struct region *g;
+	uint64_t to;
+
+	feed(r, fpdu, n);
+	if (!clean || !n || !in_step(r) || len <= DDP_TAGGED_HDR_LEN ||
+	    !(ulpdu[DDP_OFF_CTRL] & DDP_CTRL_T) ||
+	    (rdmap_op != RDMAP_OP_WRITE && rdmap_op != RDMAP_OP_READ_RESP))
+		return;
+	g = region_by_stag(r, get_be32(ulpdu + DDP_T_OFF_STAG));
+	to = get_be64(ulpdu + DDP_T_OFF_TO);
+	fz_check(g && to >= g->va &&
+			 to - g->va + (len - DDP_TAGGED_HDR_LEN) <= g->len,
+		 "a tagged segment taken outside every region");
+	fz_check(!memcmp(g->base + (to - g->va), ulpdu + DDP_TAGGED_HDR_LEN,
+			 len - DDP_TAGGED_HDR_LEN),
+		 "a tagged segment placed elsewhere than its TO");
+}
+
 static void run_chunks(struct run *r)
 {
 	while (fz_left(&r->in)) {
 		uint8_t op = fz_u8(&r->in);
-		size_t len, n;
+		size_t len;
 		const uint8_t *p;
 
 		/* what the transport does first: build what is to go out */
@@ -543,8 +581,7 @@ static void run_chunks(struct run *r)
 		default: /* OP_ULPDU */
 			p = fz_bytes(&r->in, fz_u16(&r->in), &len);
 			memcpy(ulpdu, p, len);
-			n = peer_fpdu(&r->peer, op, ulpdu, len, fpdu);
-			feed(r, fpdu, n);
+			send_ulpdu(r, op, len);
 			break;
 		}
 	}
