@@ -16,21 +16,20 @@
  * before the connection, how it ends, then chunks as in fuzz_rdmap_rx.c:
  *   ULPDU, RAW, POST, DEREG (iw_dereg_mr), CORRUPT, QP_TO_ERROR
  *   (iw_qp_to_error) and DISCONNECT (iw_disconnect).
- * The library's own octets are read and dropped.
+ * The library's own octets are read and judged.
  *
  * What must hold: no octet of the regions changes that the peer may not
  * write (see arena.h); what the library sends is framed right (judge.h);
- * every posted work request completes exactly once
- * (successful unsignalled ones not at all); a connection that was
- * established reports one final event; the QP, regions and identifiers
- * can all be destroyed at the end; nothing leaks.
+ * every posted work request completes exactly once (successful
+ * unsignalled ones not at all); a connection that was established
+ * reports one final event; the QP, regions and identifiers can all be
+ * destroyed at the end; nothing leaks.
  */
 #include "config.h" /* _GNU_SOURCE: accept4 */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,10 +63,10 @@ enum chunk_op {
 };
 
 enum end_how {
-	END_FIN,     /* the peer closes its half */
-	END_RST,     /* the peer resets */
-	END_DISCONNECT, /* the application calls iw_disconnect() */
-	END_DESTROY, /* the application destroys the identifier at once */
+	END_FIN,	/* the peer closes its half */
+	END_RST,	/* the peer resets */
+	END_DISCONNECT,	/* the application calls iw_disconnect() */
+	END_DESTROY,	/* the application destroys the identifier at once */
 };
 
 /* What stays from one input to the next. */
