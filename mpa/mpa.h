@@ -92,6 +92,8 @@ void mpa_tx_init(struct mpa_tx *tx, uint16_t mulpdu, bool markers, bool crc);
 int mpa_tx_iov_max(int ulpdu_iovcnt, uint32_t ulpdu_len, bool markers);
 int mpa_tx_fpdu(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt,
 		struct mpa_tx_frame *f, struct iovec *out, int out_max);
+void mpa_tx_crc(const struct mpa_tx *tx, struct mpa_tx_frame *f,
+		const struct iovec *wire, int n_wire);
 
 /* ---- FPDU receiver (fpdu_rx.c) -------------------------------------- */
 

@@ -84,6 +84,7 @@ void rdmap_qp_fini(struct rdmap_qp *qp)
 	free(qp->ird_q);
 	free(qp->fpdus);
 	free(qp->fpdu_iov);
+	free(qp->bounce);
 	memset(qp, 0, sizeof(*qp));
 }
 
@@ -152,7 +153,11 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	qp->fpdus = calloc(qp->n_fpdus, sizeof(*qp->fpdus));
 	qp->fpdu_iov = calloc(qp->n_fpdus * qp->fpdu_iov_max,
 			      sizeof(*qp->fpdu_iov));
-	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov)
+	/* a payload of one FPDU at most (see rdmap_tx_placing) */
+	if (conn->crc)
+		qp->bounce = malloc(conn->mulpdu);
+	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov ||
+	    (conn->crc && !qp->bounce))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < qp->n_fpdus; i++)
 		qp->fpdus[i].wire = qp->fpdu_iov + i * qp->fpdu_iov_max;

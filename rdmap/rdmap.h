@@ -224,6 +224,10 @@ struct rdmap_fpdu {
 	int64_t completes_sq; /* SQ index this FPDU finishes handing down, or -1 */
 	uint32_t ird_done;    /* inbound Reads whose response ends here */
 	bool terminate;
+	/* the application memory its payload is read from, and whether
+	 * received data has landed there since its CRC was computed */
+	const uint8_t *src_lo, *src_hi;
+	bool crc_stale;
 };
 
 struct rdmap_swqe;
@@ -285,6 +289,7 @@ struct rdmap_qp {
 	size_t fpdu_iov_max;
 	size_t tx_off; /* octets of the head FPDU already written */
 	size_t fpdu_bytes; /* wire octets of the built FPDUs */
+	uint8_t *bounce; /* with CRC: the rest of a partly written FPDU */
 	bool tx_open;  /* the peer's first FPDU (or RTR) has arrived */
 	bool rtr_sent;
 	bool term_queued;

@@ -122,6 +122,20 @@ static void take_recv(struct rdmap_qp *qp)
 	}
 }
 
+/* The current receive's octets [@off, @off + @len) are about to be written. */
+static void placing_untagged(struct rdmap_qp *qp, size_t off, size_t len)
+{
+	struct iovec piece[RDMAP_MAX_SGE];
+	int n;
+
+	if (!qp->conn.crc || !qp->fpdu_count)
+		return; /* nothing built that could read them */
+	n = ddp_iov_slice(qp->cur_recv.iov, qp->cur_recv.iovcnt, off, len,
+			  piece, RDMAP_MAX_SGE);
+	for (int i = 0; i < n; i++)
+		rdmap_tx_placing(qp, piece[i].iov_base, piece[i].iov_len);
+}
+
 /* Header complete: decide where the payload goes, or why it may not. */
 static int segment_start(struct rdmap_qp *qp)
 {
@@ -139,7 +153,10 @@ static int segment_start(struct rdmap_qp *qp)
 		f = ddp_mr_check(qp->attr.stags, h->stag, qp->attr.pd,
 				 DDP_ACCESS_REMOTE_WRITE, h->to, s->payload,
 				 &s->dst);
-		return ddp_tagged_error(f);
+		rc = ddp_tagged_error(f);
+		if (!rc)
+			rdmap_tx_placing(qp, s->dst, s->payload);
+		return rc;
 	case RDMAP_OP_READ_RESP:
 		/*
 		 * Whether a response may come at all is the opcode's business;
@@ -158,7 +175,10 @@ static int segment_start(struct rdmap_qp *qp)
 			if (rc)
 				return rc;
 		}
-		return rdmap_read_response_check(qp, h, s->payload);
+		rc = rdmap_read_response_check(qp, h, s->payload);
+		if (!rc && s->payload)
+			rdmap_tx_placing(qp, s->dst, s->payload);
+		return rc;
 	case RDMAP_OP_READ_REQ:
 		if (!h->last || s->payload)
 			return -IW_ERDMAP_MALFORMED;
@@ -181,6 +201,8 @@ static int segment_start(struct rdmap_qp *qp)
 		rc = ddp_untagged_check(q, h, s->payload, qp->have_cur_recv,
 					qp->cur_recv.len);
 		s->untagged_dst = rc == 0 && s->payload > 0;
+		if (s->untagged_dst)
+			placing_untagged(qp, h->mo, s->payload);
 		return rc;
 	}
 }

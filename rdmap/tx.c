@@ -208,6 +208,22 @@ static uint64_t avoid_marker_end(const struct rdmap_qp *qp, size_t hlen,
 	return take - MPA_MARKER_LEN;
 }
 
+/* Where the payload of @fp comes from: it reads that memory until sent. */
+static void source_span(struct rdmap_fpdu *fp, const struct iovec *iov,
+			int cnt)
+{
+	fp->src_lo = fp->src_hi = NULL;
+	fp->crc_stale = false;
+	for (int i = 0; i < cnt; i++) {
+		const uint8_t *b = iov[i].iov_base;
+
+		if (!fp->src_lo || b < fp->src_lo)
+			fp->src_lo = b;
+		if (b + iov[i].iov_len > fp->src_hi)
+			fp->src_hi = b + iov[i].iov_len;
+	}
+}
+
 /* Cuts the next segment of the current message into a new FPDU. */
 static int build_fpdu(struct rdmap_qp *qp)
 {
@@ -239,6 +255,7 @@ static int build_fpdu(struct rdmap_qp *qp)
 			    RDMAP_MAX_SGE);
 	if (cnt < 0)
 		return cnt;
+	source_span(fp, ulpdu + 1, cnt);
 	cnt = mpa_tx_fpdu(&qp->mpa_tx, ulpdu, 1 + cnt, &fp->frame, fp->wire,
 			  (int)qp->fpdu_iov_max);
 	if (cnt < 0)
@@ -318,6 +335,12 @@ int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 		struct rdmap_fpdu *fp =
 			&qp->fpdus[(qp->fpdu_head + i) % qp->n_fpdus];
 
+		/* none of it has left: the CRC covers what goes now */
+		if (fp->crc_stale) {
+			mpa_tx_crc(&qp->mpa_tx, &fp->frame, fp->wire,
+				   fp->n_wire);
+			fp->crc_stale = false;
+		}
 		for (int j = 0; j < fp->n_wire; j++) {
 			uint8_t *base = fp->wire[j].iov_base;
 			size_t len = fp->wire[j].iov_len;
@@ -377,6 +400,61 @@ void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 		fpdu_sent(qp, fp);
 	}
 	rdmap_sq_complete(qp);
+}
+
+/*
+ * The rest of the FPDU partly written, payload and all, moves to the
+ * bounce buffer: its CRC covers that payload as it was when the first
+ * octets left.  Pieces already written whole stay as they are; one cut
+ * by the last write moves whole (its written part is never read again).
+ */
+static void bounce_head(struct rdmap_qp *qp, struct rdmap_fpdu *fp)
+{
+	const uint8_t *own = (const uint8_t *)fp;
+	size_t skip = qp->tx_off, used = 0;
+
+	for (int j = 0; j < fp->n_wire; j++) {
+		struct iovec *v = &fp->wire[j];
+		const uint8_t *b = v->iov_base;
+
+		if (skip >= v->iov_len) {
+			skip -= v->iov_len;
+			continue;
+		}
+		skip = 0;
+		/* header, markers, pad and CRC live in the FPDU itself */
+		if (b >= own && b < own + sizeof(*fp))
+			continue;
+		memcpy(qp->bounce + used, b, v->iov_len);
+		v->iov_base = qp->bounce + used;
+		used += v->iov_len;
+	}
+	fp->src_lo = fp->src_hi = NULL;
+}
+
+/*
+ * Received data is about to land in [@dst, @dst + @len): an FPDU built
+ * from that memory and not yet written must still go out with a CRC that
+ * matches its octets (RFC 5044 section 4.4), whatever RFC 5040 makes of
+ * data read and written at once.  One not started gets its CRC computed
+ * again when it is handed out; the one partly written keeps the payload
+ * it started with, copied aside.  Without CRC there is nothing to keep.
+ */
+void rdmap_tx_placing(struct rdmap_qp *qp, const uint8_t *dst, size_t len)
+{
+	if (!qp->conn.crc)
+		return;
+	for (uint32_t i = 0; i < qp->fpdu_count; i++) {
+		struct rdmap_fpdu *fp =
+			&qp->fpdus[(qp->fpdu_head + i) % qp->n_fpdus];
+
+		if (!fp->src_lo || dst >= fp->src_hi || dst + len <= fp->src_lo)
+			continue;
+		if (i == 0 && qp->tx_off)
+			bounce_head(qp, fp);
+		else
+			fp->crc_stale = true;
+	}
 }
 
 /*
