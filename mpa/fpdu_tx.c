@@ -236,3 +236,22 @@ size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
 	tx->off += MPA_CRC_LEN;
 	return c.at;
 }
+
+/*
+ * Computes the CRC of an FPDU that mpa_tx_fpdu() framed into @wire again,
+ * over what its pieces hold now: the CRC must cover the octets that go
+ * out (RFC 5044 section 4.4), and payload pointing into the caller's
+ * buffers may have changed since the FPDU was framed.  The last piece is
+ * the CRC field itself.
+ */
+void mpa_tx_crc(const struct mpa_tx *tx, struct mpa_tx_frame *f,
+		const struct iovec *wire, int n_wire)
+{
+	uint32_t acc = mpa_crc32c_init();
+
+	if (!tx->crc)
+		return;
+	for (int i = 0; i < n_wire - 1; i++)
+		acc = mpa_crc32c_update(acc, wire[i].iov_base, wire[i].iov_len);
+	put_le32(f->crc, mpa_crc32c_final(acc));
+}

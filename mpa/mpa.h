@@ -99,6 +99,8 @@ int mpa_tx_fpdu(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt,
 		struct mpa_tx_frame *f, struct iovec *out, int out_max);
 size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
 			int iovcnt, size_t ulpdu_len, uint8_t *out);
+void mpa_tx_crc(const struct mpa_tx *tx, struct mpa_tx_frame *f,
+		const struct iovec *wire, int n_wire);
 
 /* ---- FPDU receiver (fpdu_rx.c) -------------------------------------- */
 

@@ -138,6 +138,7 @@ int rdmap_atomic_request(struct rdmap_qp *qp, const uint8_t *ar)
 		return target_error(f);
 	if ((to | (uintptr_t)where) & (RDMAP_ATOMIC_SIZE - 1))
 		return -IW_ERDMAP_ATOMIC_ALIGN;
+	rdmap_tx_placing(qp, where, RDMAP_ATOMIC_SIZE);
 	qp->ird_q[(qp->ird_head + qp->ird_count++) % n] =
 		(struct rdmap_ird_entry){
 			.atomic = true,
@@ -179,6 +180,7 @@ void rdmap_atomic_response_done(struct rdmap_qp *qp, const uint8_t *resp)
 	uint64_t v = get_be64(resp + RDMAP_ARESP_OFF_VALUE);
 	struct rdmap_swqe *w = sq_at(qp, (uint32_t)e->sq);
 
+	rdmap_tx_placing(qp, w->iov[0].iov_base, sizeof(v));
 	memcpy(w->iov[0].iov_base, &v, sizeof(v));
 	qp->ord_head++;
 	qp->ord_count--;

@@ -87,6 +87,7 @@ void rdmap_qp_fini(struct rdmap_qp *qp)
 	free(qp->fpdu_markers);
 	free(qp->stage);
 	free(qp->rx_hold);
+	free(qp->bounce);
 	memset(qp, 0, sizeof(*qp));
 }
 
@@ -170,8 +171,10 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	qp->stage = malloc(qp->stage_size);
 	/* with CRC, nothing of a ULPDU is placed before its CRC checks */
 	qp->rx_hold = conn->crc ? malloc(conn->max_ulpdu) : NULL;
+	/* a payload of one FPDU at most (see rdmap_tx_placing) */
+	qp->bounce = conn->crc ? malloc(conn->mulpdu) : NULL;
 	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov ||
-	    !qp->stage || (conn->crc && !qp->rx_hold))
+	    !qp->stage || (conn->crc && (!qp->rx_hold || !qp->bounce)))
 		return -ENOMEM;
 	if (conn->markers_tx) {
 		qp->fpdu_markers = calloc((size_t)qp->n_fpdus *
@@ -406,6 +409,9 @@ static int copy_inline(struct rdmap_qp *qp, struct rdmap_swqe *w,
 		return -IW_ELOCAL_LENGTH;
 	len = 0;
 	for (uint32_t i = 0; i < wr->num_sge; i++) {
+		/* with max_inline 0 there is no buffer to point into */
+		if (!wr->sge[i].length)
+			continue;
 		memcpy(w->inline_buf + len,
 		       (const void *)(uintptr_t)wr->sge[i].addr,
 		       wr->sge[i].length);

@@ -289,6 +289,10 @@ struct rdmap_fpdu {
 	int64_t completes_sq; /* SQ index this FPDU finishes handing down, or -1 */
 	uint32_t ird_done;    /* inbound Reads whose response ends here */
 	bool terminate;
+	/* the application memory its payload is read from, and whether
+	 * received data has landed there since its CRC was computed */
+	const uint8_t *src_lo, *src_hi;
+	bool crc_stale;
 };
 
 struct rdmap_swqe;
@@ -359,6 +363,7 @@ struct rdmap_qp {
 	uint32_t stage_size;
 	uint64_t stage_head, stage_tail;
 	uint32_t tx_copy_max; /* wire octets up to which an FPDU is staged */
+	uint8_t *bounce; /* with CRC: the rest of a partly written FPDU */
 	bool tx_open;  /* the peer's first FPDU (or RTR) has arrived */
 	bool tx_imm_next; /* the Immediate Data of a Write with it is due */
 	bool rtr_sent;

@@ -81,6 +81,7 @@ void rdmap_fail_local(struct rdmap_qp *qp, int err);
 
 /* tx.c */
 void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial);
+void rdmap_tx_placing(struct rdmap_qp *qp, const uint8_t *dst, size_t len);
 
 /* rx.c */
 extern const struct mpa_rx_ops rdmap_mpa_rx_ops;

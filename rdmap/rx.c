@@ -163,6 +163,20 @@ static void take_recv(struct rdmap_qp *qp)
 	}
 }
 
+/* The current receive's octets [@off, @off + @len) are about to be written. */
+static void placing_untagged(struct rdmap_qp *qp, size_t off, size_t len)
+{
+	struct iovec piece[RDMAP_MAX_SGE];
+	int n;
+
+	if (!qp->conn.crc || !qp->fpdu_count)
+		return; /* nothing built that could read them */
+	n = ddp_iov_slice(qp->cur_recv.iov, qp->cur_recv.iovcnt, off, len,
+			  piece, RDMAP_MAX_SGE);
+	for (int i = 0; i < n; i++)
+		rdmap_tx_placing(qp, piece[i].iov_base, piece[i].iov_len);
+}
+
 /* Header complete: decide where the payload goes, or why it may not. */
 static int segment_start(struct rdmap_qp *qp)
 {
@@ -180,7 +194,10 @@ static int segment_start(struct rdmap_qp *qp)
 		f = ddp_mr_check_cached(qp->attr.stags, &qp->place_mr, h->stag,
 					qp->attr.pd, DDP_ACCESS_REMOTE_WRITE,
 					h->to, s->payload, &s->dst);
-		return ddp_tagged_error(f);
+		rc = ddp_tagged_error(f);
+		if (!rc)
+			rdmap_tx_placing(qp, s->dst, s->payload);
+		return rc;
 	case RDMAP_OP_READ_RESP:
 		/*
 		 * Whether a response may come at all is the opcode's business;
@@ -200,7 +217,10 @@ static int segment_start(struct rdmap_qp *qp)
 			if (rc)
 				return rc;
 		}
-		return rdmap_read_response_check(qp, h, s->payload);
+		rc = rdmap_read_response_check(qp, h, s->payload);
+		if (!rc && s->payload)
+			rdmap_tx_placing(qp, s->dst, s->payload);
+		return rc;
 	case RDMAP_OP_READ_REQ:
 		if (!h->last || s->payload)
 			return -IW_ERDMAP_MALFORMED;
@@ -250,6 +270,8 @@ static int segment_start(struct rdmap_qp *qp)
 		rc = ddp_untagged_check(q, h, s->payload, qp->have_cur_recv,
 					qp->cur_recv.len);
 		s->untagged_dst = rc == 0 && s->payload > 0;
+		if (s->untagged_dst)
+			placing_untagged(qp, h->mo, s->payload);
 		return rc;
 	}
 }

@@ -345,6 +345,22 @@ static uint8_t *stage_alloc(struct rdmap_qp *qp, size_t len)
 	return qp->stage + at % qp->stage_size;
 }
 
+/* Where the payload of @fp comes from: it reads that memory until sent. */
+static void source_span(struct rdmap_fpdu *fp, const struct iovec *iov,
+			int cnt)
+{
+	fp->src_lo = fp->src_hi = NULL;
+	fp->crc_stale = false;
+	for (int i = 0; i < cnt; i++) {
+		const uint8_t *b = iov[i].iov_base;
+
+		if (!fp->src_lo || b < fp->src_lo)
+			fp->src_lo = b;
+		if (b + iov[i].iov_len > fp->src_hi)
+			fp->src_hi = b + iov[i].iov_len;
+	}
+}
+
 /* Cuts the next segment of the current message into a new FPDU. */
 static int build_fpdu(struct rdmap_qp *qp)
 {
@@ -381,11 +397,14 @@ static int build_fpdu(struct rdmap_qp *qp)
 	wire = mpa_fpdu_wire_len(qp->mpa_tx.off, (uint32_t)(hlen + take),
 				 qp->mpa_tx.markers);
 	if ((dst = stage_alloc(qp, wire))) {
+		/* a copy: what the application's memory holds later is no matter */
+		source_span(fp, NULL, 0);
 		mpa_tx_fpdu_copy(&qp->mpa_tx, ulpdu, 1 + cnt, hlen + take, dst);
 		fp->wire[0] = (struct iovec){ dst, wire };
 		fp->n_wire = 1;
 		fp->wire_len = wire;
 	} else {
+		source_span(fp, ulpdu + 1, cnt);
 		cnt = mpa_tx_fpdu(&qp->mpa_tx, ulpdu, 1 + cnt, &fp->frame,
 				  fp->wire, (int)qp->fpdu_iov_max);
 		if (cnt < 0)
@@ -469,6 +488,12 @@ int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 		struct rdmap_fpdu *fp =
 			&qp->fpdus[(qp->fpdu_head + i) % qp->n_fpdus];
 
+		/* none of it has left: the CRC covers what goes now */
+		if (fp->crc_stale) {
+			mpa_tx_crc(&qp->mpa_tx, &fp->frame, fp->wire,
+				   fp->n_wire);
+			fp->crc_stale = false;
+		}
 		for (int j = 0; j < fp->n_wire; j++) {
 			uint8_t *base = fp->wire[j].iov_base;
 			size_t len = fp->wire[j].iov_len;
@@ -541,8 +566,66 @@ void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 }
 
 /*
+ * The rest of the FPDU partly written, payload and all, moves to the
+ * bounce buffer: its CRC covers that payload as it was when the first
+ * octets left.  Pieces already written whole stay as they are; one cut
+ * by the last write moves whole (its written part is never read again).
+ */
+static void bounce_head(struct rdmap_qp *qp, struct rdmap_fpdu *fp)
+{
+	const uint8_t *own = (const uint8_t *)fp;
+	size_t skip = qp->tx_off, used = 0;
+
+	for (int j = 0; j < fp->n_wire; j++) {
+		struct iovec *v = &fp->wire[j];
+		const uint8_t *b = v->iov_base;
+
+		if (skip >= v->iov_len) {
+			skip -= v->iov_len;
+			continue;
+		}
+		skip = 0;
+		/* header, markers, pad and CRC live in the FPDU itself */
+		if (b >= own && b < own + sizeof(*fp))
+			continue;
+		memcpy(qp->bounce + used, b, v->iov_len);
+		v->iov_base = qp->bounce + used;
+		used += v->iov_len;
+	}
+	fp->src_lo = fp->src_hi = NULL;
+}
+
+/*
+ * Received data is about to land in [@dst, @dst + @len): an FPDU built
+ * from that memory and not yet written must still go out with a CRC that
+ * matches its octets (RFC 5044 section 4.4), whatever RFC 5040 makes of
+ * data read and written at once.  One not started gets its CRC computed
+ * again when it is handed out; the one partly written keeps the payload
+ * it started with, copied aside.  Without CRC there is nothing to keep.
+ */
+void rdmap_tx_placing(struct rdmap_qp *qp, const uint8_t *dst, size_t len)
+{
+	if (!qp->conn.crc)
+		return;
+	for (uint32_t i = 0; i < qp->fpdu_count; i++) {
+		struct rdmap_fpdu *fp =
+			&qp->fpdus[(qp->fpdu_head + i) % qp->n_fpdus];
+
+		if (!fp->src_lo || dst >= fp->src_hi || dst + len <= fp->src_lo)
+			continue;
+		if (i == 0 && qp->tx_off)
+			bounce_head(qp, fp);
+		else
+			fp->crc_stale = true;
+	}
+}
+
+/*
  * Drops what was built but not written.  With @keep_partial an FPDU already
  * partly on the wire is kept, so the stream stays framed for a Terminate.
+ * The sender's stream offset goes back by what is dropped: RFC 5044
+ * section 4.3 places markers by the octets that went out, and an FPDU
+ * framed after a dropped one (the Terminate) must carry them there.
  */
 void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial)
 {
@@ -553,11 +636,13 @@ void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial)
 
 		fp->completes_sq = -1;
 		fp->ird_done = 0;
+		qp->mpa_tx.off -= qp->fpdu_bytes - fp->wire_len;
 		qp->fpdu_count = 1;
 		qp->fpdu_bytes = fp->wire_len;
 		qp->stage_tail = fp->stage_end;
 		return;
 	}
+	qp->mpa_tx.off -= qp->fpdu_bytes - qp->tx_off;
 	qp->fpdu_count = 0;
 	qp->fpdu_bytes = 0;
 	qp->tx_off = 0;

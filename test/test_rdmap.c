@@ -774,6 +774,67 @@ START_TEST(send_and_write_complete_only_when_their_last_octet_is_handed_down)
 END_TEST
 
 /*
+ * Loop: RFC 5044 section 4.4 has the CRC cover the octets as they go out.
+ * A Send's FPDUs wait, built, while the peer's RDMA Write lands in the
+ * Send's own buffer, before its first FPDU starts (0) or halfway through
+ * it (1).  The receiver takes every FPDU, and each octet it gets is the
+ * buffer's, from before the Write or after it (RFC 5040 leaves which).
+ */
+START_TEST(crc_covers_payload_a_write_changed_while_its_fpdu_waited)
+{
+	static uint8_t a[4096], old[4096], b[4096], c[512];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb, sc;
+
+	pair_opts_default(&o);
+	o.crc = true;
+	o.responder_first = true; /* the responder's Write may go first */
+	setup(&p, &o, "crc_write_into_waiting_send", 16 + (uint64_t)_i);
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i * 3 + 1);
+	memcpy(old, a, sizeof(a));
+	memset(c, 0xee, sizeof(c));
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	sc = pair_reg(&p, 1, c, sizeof(c), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)b, 3000, sb };
+		struct rdmap_sge ss = { (uintptr_t)a, 3000, sa };
+		struct rdmap_sge ws = { (uintptr_t)c, 500, sc };
+		struct rdmap_send_wr s = pair_send_wr(1, RDMAP_WR_SEND, &ss, 1);
+		struct rdmap_send_wr w = pair_send_wr(2, RDMAP_WR_WRITE, &ws, 1);
+
+		w.rkey = sa;
+		w.remote_addr = (uintptr_t)a + 100;
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp,
+			&(struct rdmap_recv_wr){ 9, &rs, 1 }), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s), 0);
+		ck_assert(rdmap_tx_pending(&p.s[0].qp));
+		if (_i)
+			ck_assert_uint_gt(pair_pump_one(&p, 0, 700), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[1].qp, &w), 0);
+		/* the Write, and only it, goes across */
+		while (pair_pump_one(&p, 1, SIZE_MAX))
+			;
+	}
+	ck_assert_mem_eq(a + 100, c, 500); /* the Write landed first */
+	pair_pump(&p);
+	ck_assert_int_eq(p.s[0].feed_err, 0);
+	ck_assert_int_eq(p.s[1].feed_err, 0);
+	ck_assert_uint_eq(p.s[0].n_cqe, 1);
+	ck_assert_uint_eq(p.s[0].cqe[0].status, RDMAP_WC_SUCCESS);
+	ck_assert_uint_eq(count_cqes(&p.s[1], true), 1);
+	for (uint32_t i = 0; i < p.s[1].n_cqe; i++)
+		ck_assert_uint_eq(p.s[1].cqe[i].status, RDMAP_WC_SUCCESS);
+	for (size_t i = 0; i < 3000; i++)
+		require(b[i] == old[i] || b[i] == a[i],
+			"octet %zu received as 0x%02x", i, b[i]);
+	pair_fini(&p);
+}
+END_TEST
+
+/*
  * Loop: a Read completes when the last octet of its last Read Response
  * is placed (and its CRC checked), not before.  The response, several
  * FPDUs long, is fed one octet at a time: through rdmap_rx_feed (0), or
@@ -1292,6 +1353,8 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, inline_data_is_copied_when_posted);
 	tcase_add_test(tc, post_checks_its_arguments);
 	tcase_add_test(tc, send_and_write_complete_only_when_their_last_octet_is_handed_down);
+	tcase_add_loop_test(tc, crc_covers_payload_a_write_changed_while_its_fpdu_waited,
+			    0, 2);
 	tcase_add_loop_test(tc, read_completes_only_when_its_last_response_octet_is_placed,
 			    0, 2);
 	tcase_add_test(tc, a_mulpdu_below_the_longest_header_is_refused_at_start);

@@ -15,7 +15,8 @@
 #include <iwarp/iwarp.h>
 
 /* "PROG: message" and a newline on stderr. */
-void tool_vsay(const char *prog, const char *fmt, va_list ap);
+void tool_vsay(const char *prog, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /* --crc / --markers / --mpa-rev / --rtr values; false on a bad word. */
 bool tool_parse_pref(const char *word, enum iw_mpa_pref *pref);

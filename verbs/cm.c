@@ -211,8 +211,8 @@ int iw_ack_cm_event(struct iw_cm_event *event)
 {
 	if (!event)
 		return -EINVAL;
-	free((struct cm_event_node *)((char *)event -
-				      offsetof(struct cm_event_node, ev)));
+	/* the node around the event; void * keeps the node's alignment */
+	free((void *)((char *)event - offsetof(struct cm_event_node, ev)));
 	return 0;
 }
 

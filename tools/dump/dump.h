@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/time.h>
 
 #include "ddp/ddp.h"
@@ -202,6 +203,7 @@ struct dump {
 
 /* dump_pcap.c */
 int dump_read_pcap(struct dump *d, const char *path);
+int dump_read_pcap_stream(struct dump *d, FILE *f, const char *name);
 
 /* dump_tcp.c */
 void dump_init(struct dump *d);
@@ -212,6 +214,7 @@ int dump_tcp_segment(struct dump *d, int family, const uint8_t *src,
 		     uint32_t seq, uint8_t flags, const uint8_t *p,
 		     uint32_t len, uint32_t frame);
 int dump_assemble(struct dump *d, struct dump_conn *c);
+int dump_prepare(struct dump *d);
 
 #define DUMP_TCP_FIN 0x01
 #define DUMP_TCP_SYN 0x02

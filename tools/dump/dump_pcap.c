@@ -241,27 +241,17 @@ static int keep_time(struct dump *d, const struct timeval *tv)
 	return 0;
 }
 
-/*
- * Reads every record of @path into connections.  Returns 0, or -1 after
- * saying on stderr why the file cannot be read.
- */
-int dump_read_pcap(struct dump *d, const char *path)
+/* Reads every record of an open capture; closes it. */
+static int read_records(struct dump *d, pcap_t *pc, const char *name)
 {
-	char err[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
 	const u_char *data;
-	pcap_t *pc;
 	int dlt, rc;
 
-	pc = pcap_open_offline(path, err);
-	if (!pc) {
-		fprintf(stderr, "iwarp-dump: %s\n", err);
-		return -1;
-	}
 	dlt = pcap_datalink(pc);
 	if (!link_known(dlt)) {
 		fprintf(stderr, "iwarp-dump: %s: link type %s is not one iwarp-dump reads\n",
-			path, pcap_datalink_val_to_name(dlt) ?
+			name, pcap_datalink_val_to_name(dlt) ?
 				      pcap_datalink_val_to_name(dlt) : "unknown");
 		pcap_close(pc);
 		return -1;
@@ -282,4 +272,34 @@ int dump_read_pcap(struct dump *d, const char *path)
 	}
 	pcap_close(pc);
 	return 0;
+}
+
+/*
+ * Reads every record of @path into connections.  Returns 0, or -1 after
+ * saying on stderr why the file cannot be read.
+ */
+int dump_read_pcap(struct dump *d, const char *path)
+{
+	char err[PCAP_ERRBUF_SIZE];
+	pcap_t *pc = pcap_open_offline(path, err);
+
+	if (!pc) {
+		fprintf(stderr, "iwarp-dump: %s\n", err);
+		return -1;
+	}
+	return read_records(d, pc, path);
+}
+
+/* The same from an open file, which is closed in any case. */
+int dump_read_pcap_stream(struct dump *d, FILE *f, const char *name)
+{
+	char err[PCAP_ERRBUF_SIZE];
+	pcap_t *pc = pcap_fopen_offline(f, err);
+
+	if (!pc) {
+		fclose(f);
+		fprintf(stderr, "iwarp-dump: %s: %s\n", name, err);
+		return -1;
+	}
+	return read_records(d, pc, name);
 }

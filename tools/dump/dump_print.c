@@ -58,6 +58,10 @@ static void where(const struct dump *d, uint32_t frame, uint64_t off,
 
 static void pend(struct dump *d, const char *kind, uint32_t frame,
 		 uint64_t off, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+
+static void pend(struct dump *d, const char *kind, uint32_t frame,
+		 uint64_t off, const char *fmt, va_list ap)
 {
 	char place[48], text[512], *line;
 

@@ -312,3 +312,17 @@ int dump_assemble(struct dump *d, struct dump_conn *c)
 	}
 	return 0;
 }
+
+/* Reassembles, reads each handshake and names each direction. */
+int dump_prepare(struct dump *d)
+{
+	for (struct dump_conn *c = d->conns; c; c = c->next) {
+		if (!d->raw) {
+			if (dump_assemble(d, c))
+				return -ENOMEM;
+			dump_dir_names(c, NULL, NULL);
+		}
+		dump_handshake(d, c);
+	}
+	return 0;
+}

@@ -217,7 +217,9 @@ int dump_timeline(struct dump *d)
 			free(t.ev);
 			return -ENOMEM;
 		}
-	qsort(t.ev, t.n, sizeof(*t.ev), by_frame);
+	/* no event at all: no array either, which qsort() may not take */
+	if (t.n)
+		qsort(t.ev, t.n, sizeof(*t.ev), by_frame);
 	for (size_t i = 0; i < t.n; i++) {
 		const struct event *e = &t.ev[i];
 

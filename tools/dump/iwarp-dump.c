@@ -158,20 +158,6 @@ static int read_raw(struct dump *d, char **files, int n)
 	return rc;
 }
 
-/* Reassembles, reads each handshake and names each direction. */
-static int prepare(struct dump *d)
-{
-	for (struct dump_conn *c = d->conns; c; c = c->next) {
-		if (!d->raw) {
-			if (dump_assemble(d, c))
-				return -ENOMEM;
-			dump_dir_names(c, NULL, NULL);
-		}
-		dump_handshake(d, c);
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -248,7 +234,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	dump_flush(&d);
-	rc = prepare(&d);
+	rc = dump_prepare(&d);
 	dump_flush(&d);
 	if (rc || dump_timeline(&d)) {
 		fprintf(stderr, PROG ": out of memory\n");
