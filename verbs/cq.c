@@ -295,7 +295,8 @@ static bool progress_due(struct iw_cq *cq)
  * Returns how many completions were copied to @wc (0..@num_entries).  An
  * empty CQ first gets its QPs' streams moved on in the calling thread.
  */
-int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
+int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc);
+int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 {
 	unsigned int g;
 	int n;
@@ -321,7 +322,7 @@ int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 	return n;
 }
 /* struct iw_wc grew in 0.2; verbs/abi.c has the 0.1 iw_poll_cq() */
-__asm__(".symver iw_poll_cq, iw_poll_cq@@@IWARP_0.2");
+__asm__(".symver iw_poll_cq_0_2, iw_poll_cq@@IWARP_0.2");
 
 int iw_cq_fd(struct iw_cq *cq)
 {

@@ -115,7 +115,9 @@ static void qp_release_cqs(struct iw_qp *qp)
  * capabilities, an SRQ of another protection domain or a CQ too small to
  * hold every work request that may complete on it, ENOMEM otherwise.
  */
-struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
+struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd,
+			       struct iw_qp_init_attr *attr);
+struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 {
 	struct iw_qp_cap *cap = attr ? &attr->cap : NULL;
 	uint32_t recv_wr, ext = 0;
@@ -207,7 +209,7 @@ struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 	return qp;
 }
 /* struct iw_qp_init_attr grew in 0.2; verbs/abi.c has the 0.1 one */
-__asm__(".symver iw_create_qp, iw_create_qp@@@IWARP_0.2");
+__asm__(".symver iw_create_qp_0_2, iw_create_qp@@IWARP_0.2");
 
 /* Fails with -EBUSY while the QP is attached to a connection identifier. */
 int iw_destroy_qp(struct iw_qp *qp)
