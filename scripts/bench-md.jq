@@ -42,4 +42,16 @@ def target($row):
 	(.peers[] | "| \(.label) | \(.us | num)" +
 		(if .us == null then "" elif .of == "avg" then " µs (mean)"
 		 else " µs" end) + " | \(.times_tcp | num) |")
+ else empty end),
+(if (.perftest | length) > 0 then
+	"",
+	"Debian's perftest, both ends under `iwarp-run` (`-R`), beside " +
+	"iwarp-perf on the same pattern in the thread progress mode (medians; " +
+	"the ratio is perftest / iwarp-perf, round by round):",
+	"",
+	"| pattern | perftest | iwarp-perf | ratio | target | |",
+	"|---|---|---|---|---|---|",
+	(.perftest[] | "| \(.label) | \(.perftest | num) \(.unit) | " +
+		"\(.iwarp_perf | num) \(.unit) | \(.ratio | num) | \(.target) | " +
+		"\(.result) |")
  else empty end)

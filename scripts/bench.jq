@@ -98,9 +98,40 @@ def peers:
 				  then .us / $tcp else null end)})
 	else [] end;
 
+# perftest under iwarp-run beside iwarp-perf on the same pattern, round
+# by round: within 10% is the aim (at least 0.9 of iwarp-perf's
+# bandwidth, at most 1.1 times its latency)
+def pt_figure($row; $lat): if $row == null then null
+	elif $lat then $row.lat_us.p50 else $row.gbps end;
+def perftest_row($name; $pt; $perf; $lat):
+	[rounds[] as $r |
+		([$raw[] | select(.bench.id == $pt and .bench.run == $r and
+			(.failed | not))] | first | pt_figure(.; $lat)) as $a |
+		(one($perf; "thread"; $r) | pt_figure(.; $lat)) as $b |
+		{a: $a, b: $b,
+		 ratio: (if $a == null or ($b // 0) == 0 then null else $a / $b end)}] as $v |
+	if all($v[]; .a == null) then empty
+	else ($v | map(.ratio) | median) as $ratio |
+		{label: $name, unit: (if $lat then "µs" else "Gbit/s" end),
+		 perftest: ($v | map(.a) | median),
+		 iwarp_perf: ($v | map(.b) | median), ratio: $ratio,
+		 target: (if $lat then "≤ 1.1" else "≥ 0.9" end),
+		 result: (if $ratio == null then "no data"
+			  elif $lat then (if $ratio <= 1.1 then "pass" else "miss" end)
+			  else (if $ratio >= 0.9 then "pass" else "miss" end) end)}
+	end;
+def perftests:
+	[perftest_row("RDMA Write bandwidth 64 KiB (ib_write_bw)"; "pt_write_bw"; "pt_perf_write_bw"; false),
+	 perftest_row("Send bandwidth 64 KiB (ib_send_bw)"; "pt_send_bw"; "pt_perf_send_bw"; false),
+	 perftest_row("RDMA Read bandwidth 64 KiB (ib_read_bw)"; "pt_read_bw"; "pt_perf_read_bw"; false),
+	 perftest_row("8 B RDMA Write latency (ib_write_lat)"; "pt_write_lat"; "lat_write"; true),
+	 perftest_row("8 B Send latency (ib_send_lat)"; "pt_send_lat"; "lat_send"; true),
+	 perftest_row("8 B RDMA Read latency (ib_read_lat)"; "pt_read_lat"; "lat_read"; true)];
+
 {host: $host, seconds: $seconds, rounds: $runs, duration_s: $duration,
  idle_qps: ([$raw[] | .idle.qps // empty] | first),
  rows: [$spec[0][] | . as $s |
 	select(any($raw[]; .bench.id == $s.run)) | summary(.)],
  peers: peers,
+ perftest: perftests,
  raw: $raw}
