@@ -26,8 +26,9 @@
  * rdma_cm carries them in 8-bit fields) */
 #define IWV_MAX_RD_ATOM 128
 
+/* through void *: the member's own alignment vouches for the outer one */
 #define iwv_container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* A libibverbs context: rdma-core's extended context, then ours. */
 struct iwv_context {
