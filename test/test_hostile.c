@@ -27,8 +27,8 @@
 #define BACKLOG 16
 /*
  * What one connection waiting for its MPA Request may hold, at most: its
- * 64 KiB receive buffer, its identifier and the events it may report
- * (iwarp(7) states about 70 KiB).
+ * identifier and the events it may report (iwarp(7) states about 4 KiB;
+ * what is read lands in the reading thread's buffer), with room to spare.
  */
 #define PENDING_BYTES (96 * 1024)
 #define SLACK_BYTES (1024 * 1024)

@@ -25,8 +25,8 @@
 #define DEPTH 16
 /*
  * What one established connection holds in the library, its queue pair
- * and CQ included (small queues here): the bound iwarp(7) states, about
- * 170 KiB without CRC at loopback's MSS.
+ * and CQ included (small queues here): iwarp(7) states about 50 KiB, and
+ * up to 128 KiB more with CRC at loopback's MSS.
  */
 #define CONNECTION_BYTES (256 * 1024)
 /* allocations the library may make meanwhile (libevent's own, say) */
