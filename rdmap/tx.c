@@ -571,9 +571,19 @@ void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
  * octets left.  Pieces already written whole stay as they are; one cut
  * by the last write moves whole (its written part is never read again).
  */
-static void bounce_head(struct rdmap_qp *qp, struct rdmap_fpdu *fp)
+/* Whether @b is one of the octets the FPDU frames itself with. */
+static bool fpdu_owns(const struct rdmap_fpdu *fp, const uint8_t *b)
 {
 	const uint8_t *own = (const uint8_t *)fp;
+	const uint8_t *marks = (const uint8_t *)fp->frame.markers;
+
+	return (b >= own && b < own + sizeof(*fp)) ||
+	       (marks && b >= marks &&
+		b < marks + MPA_TX_MAX_MARKERS * MPA_MARKER_LEN);
+}
+
+static void bounce_head(struct rdmap_qp *qp, struct rdmap_fpdu *fp)
+{
 	size_t skip = qp->tx_off, used = 0;
 
 	for (int j = 0; j < fp->n_wire; j++) {
@@ -585,8 +595,8 @@ static void bounce_head(struct rdmap_qp *qp, struct rdmap_fpdu *fp)
 			continue;
 		}
 		skip = 0;
-		/* header, markers, pad and CRC live in the FPDU itself */
-		if (b >= own && b < own + sizeof(*fp))
+		/* header, pad and CRC live in the FPDU, markers beside it */
+		if (fpdu_owns(fp, b))
 			continue;
 		memcpy(qp->bounce + used, b, v->iov_len);
 		v->iov_base = qp->bounce + used;

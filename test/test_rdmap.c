@@ -835,6 +835,107 @@ START_TEST(crc_covers_payload_a_write_changed_while_its_fpdu_waited)
 END_TEST
 
 /*
+ * With markers, FPDUs are built whole into the staging ring until it is
+ * full, and in place behind it.  A peer's RDMA Write lands in the source
+ * of the FPDU being written, an in-place one with markers: the rest of
+ * it moves aside, its markers staying where they are, and it still ends
+ * true to its CRC.
+ */
+START_TEST(crc_stays_true_when_a_write_lands_in_a_half_sent_marked_fpdu)
+{
+	enum { LEN = 1 << 20, WLEN = 4096 };
+	static uint8_t a[LEN], old[LEN], b[LEN], c[WLEN];
+	struct pair_opts o;
+	struct pair p;
+	struct rdmap_qp *q;
+	struct rdmap_fpdu *fp = NULL;
+	uint32_t sa, sb, sc;
+	size_t off;
+
+	pair_opts_default(&o);
+	o.crc = true;
+	o.markers = true;
+	o.emss = 65000;
+	o.responder_first = true;
+	setup(&p, &o, "crc_write_into_half_sent_marked_fpdu", 7);
+	for (size_t i = 0; i < LEN; i++)
+		a[i] = (uint8_t)(i * 7 + 3);
+	memcpy(old, a, LEN);
+	memset(c, 0x5a, WLEN);
+	sa = pair_reg(&p, 0, a, LEN, ACC_ALL);
+	sb = pair_reg(&p, 1, b, LEN, ACC_ALL);
+	sc = pair_reg(&p, 1, c, WLEN, ACC_ALL);
+	q = &p.s[0].qp;
+	{
+		struct rdmap_sge rs = { (uintptr_t)b, LEN, sb };
+		struct rdmap_sge ss = { (uintptr_t)a, LEN, sa };
+		struct rdmap_send_wr s = pair_send_wr(1, RDMAP_WR_SEND, &ss, 1);
+
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp,
+			&(struct rdmap_recv_wr){ 9, &rs, 1 }), 0);
+		ck_assert_int_eq(rdmap_post_send(q, &s), 0);
+	}
+	/*
+	 * On, an FPDU at a time, until the first one built in place is at
+	 * the head; then one octet of it: nearly all of it is still to go.
+	 */
+	for (int i = 0; i < 4096 && !fp; i++) {
+		struct rdmap_fpdu *head = &q->fpdus[q->fpdu_head % q->n_fpdus];
+		size_t step = !q->fpdu_count ? 1000
+			      : head->src_lo ? 1
+					     : head->wire_len - q->tx_off;
+
+		if (q->fpdu_count && head->src_lo && q->tx_off)
+			fp = head;
+		else
+			ck_assert_uint_gt(pair_pump_one(&p, 0, step), 0);
+	}
+	ck_assert_msg(fp != NULL, "no FPDU was built in place");
+	ck_assert_uint_gt(fp->frame.n_markers, 0);
+	off = (size_t)(fp->src_hi - a) - WLEN; /* not sent yet */
+	{
+		struct rdmap_sge ws = { (uintptr_t)c, WLEN, sc };
+		struct rdmap_send_wr w = pair_send_wr(2, RDMAP_WR_WRITE, &ws, 1);
+
+		w.rkey = sa;
+		w.remote_addr = (uintptr_t)a + off;
+		ck_assert_int_eq(rdmap_post_send(&p.s[1].qp, &w), 0);
+		while (pair_pump_one(&p, 1, SIZE_MAX))
+			;
+	}
+	ck_assert_mem_eq(a + off, c, WLEN);
+	{
+		/* only payload moved aside, and it fits the bounce buffer */
+		size_t moved = 0;
+
+		for (int j = 0; j < fp->n_wire; j++) {
+			const uint8_t *base = fp->wire[j].iov_base;
+
+			if (base >= q->bounce && base < q->bounce + q->conn.mulpdu)
+				moved = (size_t)(base - q->bounce) +
+					fp->wire[j].iov_len;
+		}
+		ck_assert_uint_gt(moved, 0);
+		ck_assert_uint_le(moved, q->conn.mulpdu);
+	}
+	pair_pump(&p);
+	ck_assert_int_eq(p.s[0].feed_err, 0);
+	ck_assert_int_eq(p.s[1].feed_err, 0);
+	ck_assert_uint_eq(count_cqes(&p.s[1], true), 1);
+	for (uint32_t i = 0; i < p.s[1].n_cqe; i++)
+		ck_assert_uint_eq(p.s[1].cqe[i].status, RDMAP_WC_SUCCESS);
+	for (uint32_t i = 0; i < p.s[0].n_cqe; i++)
+		ck_assert_uint_eq(p.s[0].cqe[i].status, RDMAP_WC_SUCCESS);
+	/* what left before the Write is the old octets, the rest either */
+	ck_assert_mem_eq(b, old, off - (off % 512));
+	for (size_t i = 0; i < LEN; i++)
+		require(b[i] == old[i] || b[i] == a[i],
+			"octet %zu received as 0x%02x", i, b[i]);
+	pair_fini(&p);
+}
+END_TEST
+
+/*
  * Loop: a Read completes when the last octet of its last Read Response
  * is placed (and its CRC checked), not before.  The response, several
  * FPDUs long, is fed one octet at a time: through rdmap_rx_feed (0), or
@@ -1355,6 +1456,7 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, send_and_write_complete_only_when_their_last_octet_is_handed_down);
 	tcase_add_loop_test(tc, crc_covers_payload_a_write_changed_while_its_fpdu_waited,
 			    0, 2);
+	tcase_add_test(tc, crc_stays_true_when_a_write_lands_in_a_half_sent_marked_fpdu);
 	tcase_add_loop_test(tc, read_completes_only_when_its_last_response_octet_is_placed,
 			    0, 2);
 	tcase_add_test(tc, a_mulpdu_below_the_longest_header_is_refused_at_start);
