@@ -21,6 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+#include <event2/thread.h>
+
 #include "e2e.h"
 
 static long long now_ms(void)
@@ -405,6 +408,95 @@ START_TEST(thread_mode_wakes_a_sleeper_after_polling)
 }
 END_TEST
 
+/*
+ * A program written for RDMA hardware spins on one CQ (a control
+ * channel's) while its peer's RDMA Writes and Read Requests arrive for a
+ * QP of another CQ that nobody polls.  The spinning thread places and
+ * answers them.  The server's loop is an event_base of the test's that
+ * nobody dispatches once the connection is up, so nothing else could;
+ * meanwhile CQs of the same context come and go under the spinner.
+ */
+struct spinner {
+	struct iw_cq *cq;
+	atomic_bool stop;
+};
+
+static void *spin_on_cq(void *arg)
+{
+	struct spinner *sp = arg;
+	struct iw_wc wc;
+
+	while (!atomic_load(&sp->stop))
+		require(iw_poll_cq(sp->cq, 1, &wc) == 0, "the control CQ");
+	return NULL;
+}
+
+static void *dispatch(void *base)
+{
+	event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY);
+	return NULL;
+}
+
+START_TEST(thread_mode_spinner_serves_a_cq_nobody_polls)
+{
+	enum { LEN = 8192 };
+	struct spinner sp;
+	struct event_base *base;
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_wc wc;
+	pthread_t loop, th;
+
+	ck_assert_int_eq(evthread_use_pthreads(), 0);
+	base = event_base_new();
+	ck_assert_ptr_nonnull(base);
+	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	e2e_opts_default(&o);
+	memset(&e, 0, sizeof(e));
+	e2e_side_open(&e.c, &o);
+	e2e_side_open_on(&e.s, &o, base);
+	e2e_request(&e, &o);
+	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, &o.sparam), 0);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	event_base_loopbreak(base);
+	pthread_join(loop, NULL);
+
+	sp.cq = iw_create_cq(e.s.ctx, 16, NULL);
+	ck_assert_ptr_nonnull(sp.cq);
+	atomic_init(&sp.stop, false);
+	ck_assert_int_eq(pthread_create(&th, NULL, spin_on_cq, &sp), 0);
+	for (int round = 0; round < 50; round++) {
+		struct iw_cq *extra = iw_create_cq(e.s.ctx, 8, NULL);
+		uint32_t n = LEN - 61 * (uint32_t)round;
+
+		ck_assert_ptr_nonnull(extra);
+		e2e_fill(e.c.buf, n, (uint32_t)round);
+		post_send(e.c.qp, IW_WR_RDMA_WRITE, e.c.buf, n, e.c.mr->lkey,
+			  (uintptr_t)e.s.buf, e.s.mr->rkey, 1);
+		post_send(e.c.qp, IW_WR_RDMA_READ, e.c.buf + LEN, n,
+			  e.c.mr->lkey, (uintptr_t)e.s.buf, e.s.mr->rkey, 2);
+		e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+		ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+		e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+		ck_assert_int_eq(wc.opcode, IW_WC_RDMA_READ);
+		ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+		ck_assert_mem_eq(e.c.buf + LEN, e.c.buf, n);
+		ck_assert_int_eq(iw_destroy_cq(extra), 0);
+	}
+	atomic_store(&sp.stop, true);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(iw_destroy_cq(sp.cq), 0);
+
+	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	e2e_teardown(&e);
+	/* an exit, not a break: it holds even if the loop has not started */
+	event_base_loopexit(base, NULL);
+	pthread_join(loop, NULL);
+	event_base_free(base);
+}
+END_TEST
+
 /* ---- the CQ under threads ------------------------------------------- */
 
 enum { MP_QPS = 3, MP_MSGS = 3000, MP_POLLERS = 2, MP_DEPTH = 64 };
@@ -713,6 +805,7 @@ static Suite *progress_suite(void)
 	tcase_add_test(tc, threads_mode_carries_every_connection);
 	tcase_add_test(tc, thread_mode_takes_back_a_connection_nobody_polls);
 	tcase_add_test(tc, thread_mode_wakes_a_sleeper_after_polling);
+	tcase_add_test(tc, thread_mode_spinner_serves_a_cq_nobody_polls);
 	tcase_add_test(tc, cq_many_producers_many_pollers_each_completion_once);
 	tcase_add_test(tc, cq_polled_while_its_qps_come_and_go);
 	tcase_add_test(tc, context_attr_refuses_what_it_does_not_know);

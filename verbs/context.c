@@ -43,6 +43,7 @@ struct iw_context *iw_open_0_2(const struct iw_context_attr *attr)
 		return NULL;
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_mutex_init(&ctx->cqs_lock, NULL);
 	atomic_init(&ctx->debug, debug ? atoi(debug) : 0);
 	rc = ddp_stag_table_init(&ctx->stags, attr && attr->max_mr
 						      ? attr->max_mr
@@ -66,6 +67,7 @@ fail_stags:
 	ddp_stag_table_destroy(&ctx->stags);
 fail:
 	pthread_mutex_destroy(&ctx->lock);
+	pthread_mutex_destroy(&ctx->cqs_lock);
 	free(ctx);
 	errno = rc < 0 && rc > -4096 ? -rc : EINVAL;
 	return NULL;
@@ -106,6 +108,7 @@ int iw_close(struct iw_context *ctx)
 		tp_trace_put(ctx->trace);
 	ddp_stag_table_destroy(&ctx->stags);
 	pthread_mutex_destroy(&ctx->lock);
+	pthread_mutex_destroy(&ctx->cqs_lock);
 	free(ctx);
 	return 0;
 }

@@ -61,6 +61,12 @@ struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context)
 	atomic_init(&cq->qps, none);
 	grace_init(&cq->grace);
 	pthread_mutex_init(&cq->lock, NULL);
+	pthread_mutex_lock(&ctx->cqs_lock);
+	cq->ctx_next = ctx->cqs;
+	if (ctx->cqs)
+		ctx->cqs->ctx_prev = cq;
+	ctx->cqs = cq;
+	pthread_mutex_unlock(&ctx->cqs_lock);
 	return cq;
 }
 
@@ -76,6 +82,15 @@ int iw_destroy_cq(struct iw_cq *cq)
 	pthread_mutex_unlock(&cq->lock);
 	if (reserved)
 		return -EBUSY;
+	/* once off the list, no helping thread can be inside it */
+	pthread_mutex_lock(&cq->ctx->cqs_lock);
+	if (cq->ctx_prev)
+		cq->ctx_prev->ctx_next = cq->ctx_next;
+	else
+		cq->ctx->cqs = cq->ctx_next;
+	if (cq->ctx_next)
+		cq->ctx_next->ctx_prev = cq->ctx_prev;
+	pthread_mutex_unlock(&cq->ctx->cqs_lock);
 	close(cq->efd);
 	grace_destroy(&cq->grace);
 	pthread_mutex_destroy(&cq->lock);
@@ -292,6 +307,16 @@ static bool progress_due(struct iw_cq *cq)
 }
 
 /*
+ * Empty polls in a row before the polling thread helps other CQs (see
+ * progress_help()): a few hundred are tens of microseconds with nothing
+ * for it, far longer than a round trip of a latency test.
+ */
+#define CQ_IDLE_HELP 256
+
+/* The calling thread's empty polls in a row, of any CQ. */
+static _Thread_local uint32_t idle_polls;
+
+/*
  * Returns how many completions were copied to @wc (0..@num_entries).  An
  * empty CQ first gets its QPs' streams moved on in the calling thread.
  */
@@ -310,6 +335,8 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 	if (!n) {
 		progress_cq(cq, true);
 		n = take(cq, num_entries, wc);
+		if (!n && ++idle_polls >= CQ_IDLE_HELP)
+			progress_help(cq);
 	} else if (progress_due(cq)) {
 		/* a CQ never empty (send completions) must not starve reads */
 		progress_cq(cq, false);
@@ -317,6 +344,8 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 			n += take(cq, num_entries - n, wc + n);
 	}
 	grace_exit(&cq->grace, g);
+	if (n > 0)
+		idle_polls = 0;
 	if (n == 0 && atomic_load_explicit(&cq->overrun, memory_order_relaxed))
 		n = -IW_ECQ_OVERRUN;
 	return n;

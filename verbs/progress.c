@@ -465,6 +465,15 @@ static void progress_qp(struct iw_qp *qp, bool waiting)
 	pthread_mutex_unlock(l);
 }
 
+/* Moves on the CQ's QPs, from the @start-th on. */
+static void progress_qps(struct iw_cq *cq, uint32_t start, bool waiting)
+{
+	struct cq_qps *qps = atomic_load(&cq->qps);
+
+	for (uint32_t i = 0; i < qps->n; i++)
+		progress_qp(qps->qp[(start + i) % qps->n], waiting);
+}
+
 /*
  * Reads what has arrived for the CQ's QPs, starting with a different QP
  * each time so that none is always last; @waiting when the CQ was empty.
@@ -474,15 +483,65 @@ static void progress_qp(struct iw_qp *qp, bool waiting)
 void progress_cq(struct iw_cq *cq, bool waiting)
 {
 	struct iw_context *ctx = cq->ctx;
-	struct cq_qps *qps = atomic_load(&cq->qps);
 	uint32_t start = atomic_fetch_add_explicit(&cq->next_qp, 1,
 						   memory_order_relaxed);
 
-	for (uint32_t i = 0; i < qps->n; i++)
-		progress_qp(qps->qp[(start + i) % qps->n], waiting);
+	progress_qps(cq, start, waiting);
 	/* the CQ's own count: threads polling CQs of their own share nothing */
 	if (ctx->mode == IW_PROGRESS_MANUAL && start % MANUAL_LOOP_EVERY == 0)
 		manual_run(ctx, -1, 0);
+}
+
+/*
+ * How many helping calls between two looks at who polls which CQ: a CQ
+ * whose count of polls has not moved between looks has nobody polling it.
+ */
+#define HELP_LOOK_EVERY 1024
+
+/*
+ * A thread that has found CQ @idle empty for a while moves on the QPs of
+ * the context's CQs that nobody polls.  Programs built for RDMA hardware
+ * spin on one CQ (a control channel's, say) while another's QPs take
+ * RDMA Writes or Read Requests that complete nothing on that side: with
+ * hardware nobody's CPU places them, here the loop's thread would, and
+ * on a small machine it would fight the spinning thread for the CPU.  The
+ * spinner places them instead; their connections leave the loop as its
+ * own CQ's do (progress_polled()) and go back once it stops.  In manual
+ * mode an empty poll runs the loop, which reaches every connection.
+ */
+void progress_help(struct iw_cq *idle)
+{
+	struct iw_context *ctx = idle->ctx;
+	bool look;
+
+	if (ctx->mode == IW_PROGRESS_MANUAL ||
+	    pthread_mutex_trylock(&ctx->cqs_lock))
+		return;
+	look = ++ctx->help_calls % HELP_LOOK_EVERY == 0;
+	for (struct iw_cq *cq = ctx->cqs; cq; cq = cq->ctx_next) {
+		unsigned int g;
+
+		if (cq == idle)
+			continue;
+		if (look) {
+			uint32_t polls =
+				atomic_load_explicit(&cq->next_qp,
+						     memory_order_relaxed) +
+				atomic_load_explicit(&cq->busy_polls,
+						     memory_order_relaxed);
+
+			cq->unpolled = polls == cq->polls_seen;
+			cq->polls_seen = polls;
+		}
+		/* an armed CQ's owner sleeps on its events: the loop wakes it */
+		if (!cq->unpolled ||
+		    atomic_load_explicit(&cq->armed, memory_order_relaxed))
+			continue;
+		g = grace_enter(&cq->grace);
+		progress_qps(cq, 0, true);
+		grace_exit(&cq->grace, g);
+	}
+	pthread_mutex_unlock(&ctx->cqs_lock);
 }
 
 int iw_progress(struct iw_context *ctx, int timeout_ms)

@@ -80,6 +80,9 @@ struct iw_context {
 	uint32_t next_pd;
 	atomic_int debug;
 	struct tp_trace *trace; /* NULL: not tracing */
+	pthread_mutex_t cqs_lock; /* the CQ list; held by a helping thread */
+	struct iw_cq *cqs;
+	uint32_t help_calls;
 };
 
 /*
@@ -144,6 +147,10 @@ struct iw_cq {
 	uint32_t reserved; /* work requests of attached QPs it must hold */
 	atomic_uint orphans; /* completions of destroyed QPs, not polled yet */
 	unsigned int events, acked;
+	/* the context's CQs (ctx->cqs_lock), for progress_help() */
+	struct iw_cq *ctx_prev, *ctx_next;
+	uint32_t polls_seen; /* polls at the last look */
+	bool unpolled;	     /* none between the last two looks */
 };
 
 /* A CQ that receives from an SRQ reserves its depth once. */
@@ -306,6 +313,7 @@ void progress_cq_armed(struct iw_cq *cq);
 void progress_barrier(struct iw_context *ctx);
 void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg);
 void progress_cq(struct iw_cq *cq, bool waiting);
+void progress_help(struct iw_cq *idle);
 int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms);
 void progress_quiesce_qp(struct iw_qp *qp);
 
