@@ -129,6 +129,12 @@ int tp_connect(struct tp_conn *c, struct event_base *base,
 int tp_adopt(struct tp_conn *c, struct event_base *base, int fd,
 	     const struct tp_ops *ops, void *arg, struct tp_trace *trace);
 int tp_kick(struct tp_conn *c);
+
+/* Whether the socket was full: the write event sends once it has room. */
+static inline bool tp_tx_waiting(const struct tp_conn *c)
+{
+	return c->write_armed;
+}
 void tp_poll(struct tp_conn *c);
 void tp_watch_reads(struct tp_conn *c, bool on);
 void tp_shutdown(struct tp_conn *c);

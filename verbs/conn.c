@@ -90,6 +90,17 @@ void conn_kick(struct iw_cm_id *id)
 }
 
 /*
+ * Work was posted: it leaves now, unless the socket is full.  Then the
+ * write event sends it once there is room, with all that piles up
+ * meanwhile: one large write rather than one per work request.
+ */
+void conn_posted(struct iw_cm_id *id)
+{
+	if (!tp_tx_waiting(&id->tp))
+		conn_kick(id);
+}
+
+/*
  * A thread that polls moves the stream on itself: what has arrived is
  * placed and completed, what is due is sent.  @waiting: it polled because
  * its CQ was empty (see progress_polled()).  With the connection's lock.

@@ -391,7 +391,7 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 		}
 	}
 	if (qp->id)
-		conn_kick(qp->id);
+		conn_posted(qp->id);
 	pthread_mutex_unlock(l);
 	return rc;
 }

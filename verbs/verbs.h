@@ -333,6 +333,7 @@ void conn_hold_first_fpdu(struct iw_cm_id *id, bool initiator);
 void conn_release_hold(struct iw_cm_id *id);
 void conn_terminate_expired(struct iw_cm_id *id);
 void conn_kick(struct iw_cm_id *id);
+void conn_posted(struct iw_cm_id *id);
 void conn_progress(struct iw_cm_id *id, bool waiting);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);
