@@ -17,7 +17,8 @@ def target($row):
 	elif $row.better == "low" then "≤ \($row.target)"
 	else "≥ \($row.target)" end;
 
-"Measured \(.host.date) on \(.host.cores) cores, \(.host.cpu), \(.host.kernel) " +
+"Measured \(.host.date) on \(.host.cores) cores, \(.host.cpu), \(.host.kernel), " +
+"TCP congestion control \(.host.tcp_congestion_control // "?") " +
 "(load \(.host.load_at_start) at the start; revision \(.host.revision)); " +
 "\(.rounds) rounds of \(.duration_s) s runs, `iwarp-perf --loopback --tcp`, " +
 "\(.seconds) s in all.  Each cell is the median over the rounds of the " +
