@@ -56,6 +56,11 @@ void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o);
 /* The same on the application's @base, which the caller dispatches. */
 void e2e_side_open_on(struct e2e_side *s, const struct e2e_opts *o,
 		      struct event_base *base);
+/*
+ * Dispatches event_base @base until it is broken or exited: a thread's
+ * body, for the side opened on it (e2e_loop.c, with libevent).
+ */
+void *e2e_dispatch(void *base);
 void e2e_side_close(struct e2e_side *s);
 void e2e_teardown(struct e2e *e);
 

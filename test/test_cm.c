@@ -1835,12 +1835,6 @@ END_TEST
 
 /* ---- an application's own event loop -------------------------------------- */
 
-static void *dispatch(void *arg)
-{
-	event_base_loop(arg, EVLOOP_NO_EXIT_ON_EMPTY);
-	return NULL;
-}
-
 /*
  * A context on the application's event_base: the library starts no thread,
  * the application dispatches the loop (here in a thread of the test).
@@ -1859,7 +1853,7 @@ START_TEST(application_event_base_drives_progress)
 	ck_assert_int_eq(evthread_use_pthreads(), 0);
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
-	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	ck_assert_int_eq(pthread_create(&loop, NULL, e2e_dispatch, base), 0);
 	e2e_opts_default(&o);
 	memset(&e, 0, sizeof(e));
 	e2e_side_open(&e.c, &o);

@@ -431,12 +431,6 @@ static void *spin_on_cq(void *arg)
 	return NULL;
 }
 
-static void *dispatch(void *base)
-{
-	event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY);
-	return NULL;
-}
-
 START_TEST(thread_mode_spinner_serves_a_cq_nobody_polls)
 {
 	enum { LEN = 8192 };
@@ -450,7 +444,7 @@ START_TEST(thread_mode_spinner_serves_a_cq_nobody_polls)
 	ck_assert_int_eq(evthread_use_pthreads(), 0);
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
-	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	ck_assert_int_eq(pthread_create(&loop, NULL, e2e_dispatch, base), 0);
 	e2e_opts_default(&o);
 	memset(&e, 0, sizeof(e));
 	e2e_side_open(&e.c, &o);
@@ -488,7 +482,7 @@ START_TEST(thread_mode_spinner_serves_a_cq_nobody_polls)
 	pthread_join(th, NULL);
 	ck_assert_int_eq(iw_destroy_cq(sp.cq), 0);
 
-	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	ck_assert_int_eq(pthread_create(&loop, NULL, e2e_dispatch, base), 0);
 	e2e_teardown(&e);
 	/* an exit, not a break: it holds even if the loop has not started */
 	event_base_loopexit(base, NULL);

@@ -652,12 +652,6 @@ START_TEST(peer_death_mid_transfer_completes_everything_once)
 }
 END_TEST
 
-static void *dispatch(void *base)
-{
-	event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY);
-	return NULL;
-}
-
 /*
  * A disconnect in the middle of a real transfer: Writes, an RDMA Read and
  * Sends are under way when the client hangs up.  The server's progress
@@ -682,7 +676,7 @@ START_TEST(disconnect_with_a_read_outstanding_completes_everything_once)
 	ck_assert_int_eq(evthread_use_pthreads(), 0);
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
-	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	ck_assert_int_eq(pthread_create(&loop, NULL, e2e_dispatch, base), 0);
 	e2e_opts_default(&o);
 	o.buf_len = 16 << 20;
 	memset(&e, 0, sizeof(e));
@@ -742,7 +736,7 @@ START_TEST(disconnect_with_a_read_outstanding_completes_everything_once)
 	e2e_expect(e.c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
 
 	/* the server, running again, sees the stream end: its receives once */
-	ck_assert_int_eq(pthread_create(&loop, NULL, dispatch, base), 0);
+	ck_assert_int_eq(pthread_create(&loop, NULL, e2e_dispatch, base), 0);
 	{
 		struct iw_cm_event *ev = e2e_event(e.s.ch, E2E_WAIT_MS);
 
