@@ -90,14 +90,18 @@ void conn_kick(struct iw_cm_id *id)
 }
 
 /*
- * Work was posted: it leaves now, unless the socket is full.  Then the
- * write event sends it once there is room, with all that piles up
- * meanwhile: one large write rather than one per work request.
+ * Work was posted: it leaves now, unless the socket is full and a thread
+ * of the library watches it.  Then the write event sends it once there is
+ * room, with all that piles up meanwhile: one large write rather than one
+ * per work request.  Where only the application's calls run the loop
+ * (manual mode, or its own base), the next of those may be long in
+ * coming: the post tries at once.
  */
 void conn_posted(struct iw_cm_id *id)
 {
-	if (!tp_tx_waiting(&id->tp))
-		conn_kick(id);
+	if (tp_tx_waiting(&id->tp) && id->loop && id->loop->thread_running)
+		return;
+	conn_kick(id);
 }
 
 /*
