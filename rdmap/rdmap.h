@@ -406,6 +406,12 @@ int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);
 int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 		    size_t max_bytes);
 void rdmap_tx_advance(struct rdmap_qp *qp, size_t len);
+/* Reads or atomics sent whose responses have not all come in. */
+static inline bool rdmap_responses_due(const struct rdmap_qp *qp)
+{
+	return qp->ord_count > 0;
+}
+
 bool rdmap_tx_pending(struct rdmap_qp *qp);
 
 int rdmap_rx_feed(struct rdmap_qp *qp, const uint8_t *p, size_t len);

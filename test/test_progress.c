@@ -214,6 +214,104 @@ START_TEST(manual_mode_moves_data_only_inside_the_callers_calls)
 }
 END_TEST
 
+/*
+ * Work posted while a Read's response is due leaves when that response
+ * comes in, together: here the Sends posted behind the Read are not on
+ * the wire while the requester reads nothing, and arrive with the first
+ * look at its socket, after the Read in its send queue's order.
+ */
+START_TEST(work_posted_behind_a_read_leaves_with_its_response)
+{
+	enum { N = 3, READ_LEN = 256 * 1024 };
+	struct manual m;
+	struct e2e_side *c = &m.e.c, *s = &m.e.s;
+	struct iw_wc wc[N + 1];
+	long long end;
+	int got = 0;
+
+	manual_connect(&m);
+	/* a first exchange: the initiator's first FPDU waits on a timer */
+	post_recv(s->qp, s->buf, 64, s->mr->lkey, 1);
+	post_send(c->qp, IW_WR_SEND, c->buf, 64, c->mr->lkey, 0, 0, 2);
+	manual_poll(&m, s->cq, wc, 1);
+	manual_poll(&m, c->cq, wc, 1);
+
+	e2e_fill(s->buf, READ_LEN, 5);
+	for (int i = 0; i < N; i++)
+		post_recv(s->qp, s->buf + READ_LEN + 64 * i, 64, s->mr->lkey,
+			  10 + i);
+	post_send(c->qp, IW_WR_RDMA_READ, c->buf, READ_LEN, c->mr->lkey,
+		  (uintptr_t)s->buf, s->mr->rkey, 20);
+	for (int i = 0; i < N; i++) {
+		memset(c->buf + READ_LEN + 64 * i, 'a' + i, 64);
+		post_send(c->qp, IW_WR_SEND, c->buf + READ_LEN + 64 * i, 64,
+			  c->mr->lkey, 0, 0, 21 + i);
+	}
+	/* only the responder moves: it answers, but hears no Send */
+	end = now_ms() + 100;
+	while (now_ms() < end) {
+		ck_assert_int_eq(iw_poll_cq(s->cq, N, wc), 0);
+		ck_assert_int_eq(iw_progress(m.ctx[1], 0), 0);
+	}
+	/* the requester reads the response and sends what waited */
+	manual_poll(&m, c->cq, wc, N + 1);
+	ck_assert_uint_eq(wc[0].wr_id, 20);
+	ck_assert_int_eq(wc[0].opcode, IW_WC_RDMA_READ);
+	ck_assert_mem_eq(c->buf, s->buf, READ_LEN);
+	for (int i = 0; i < N; i++)
+		ck_assert_uint_eq(wc[1 + i].wr_id, 21 + i);
+	for (end = now_ms() + E2E_WAIT_MS; got < N;) {
+		int r = iw_poll_cq(s->cq, N - got, wc + got);
+
+		ck_assert_int_ge(r, 0);
+		got += r;
+		require(got == N || now_ms() < end, "%d of %d Sends", got, N);
+		pump(&m);
+	}
+	for (int i = 0; i < N; i++) {
+		ck_assert_uint_eq(wc[i].wr_id, 10 + i);
+		ck_assert_mem_eq(s->buf + READ_LEN + 64 * i,
+				 c->buf + READ_LEN + 64 * i, 64);
+	}
+	iw_disconnect(c->id);
+	iw_ack_cm_event(manual_event(&m, c->ch, IW_CM_EVENT_DISCONNECTED));
+	iw_ack_cm_event(manual_event(&m, s->ch, IW_CM_EVENT_DISCONNECTED));
+	e2e_teardown(&m.e);
+}
+END_TEST
+
+/*
+ * The same with the library's thread and an application that never polls
+ * the requester's CQ: the thread that reads the response sends the rest.
+ */
+START_TEST(thread_mode_sends_what_waited_behind_a_read)
+{
+	enum { READ_LEN = 1 << 20 };
+	struct e2e e;
+	struct e2e_opts o;
+	struct iw_wc wc[2];
+
+	e2e_opts_default(&o);
+	o.buf_len = 2 * READ_LEN;
+	e2e_connect(&e, &o);
+	e2e_fill(e.s.buf, READ_LEN, 9);
+	post_recv(e.s.qp, e.s.buf + READ_LEN, 64, e.s.mr->lkey, 1);
+	post_send(e.c.qp, IW_WR_RDMA_READ, e.c.buf, READ_LEN, e.c.mr->lkey,
+		  (uintptr_t)e.s.buf, e.s.mr->rkey, 2);
+	memset(e.c.buf + READ_LEN, 'z', 64);
+	post_send(e.c.qp, IW_WR_SEND, e.c.buf + READ_LEN, 64, e.c.mr->lkey,
+		  0, 0, 3);
+	e2e_poll(e.s.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
+	ck_assert_mem_eq(e.s.buf + READ_LEN, e.c.buf + READ_LEN, 64);
+	e2e_poll(e.c.cq, wc, 2, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc[0].wr_id, 2);
+	ck_assert_uint_eq(wc[1].wr_id, 3);
+	ck_assert_mem_eq(e.c.buf, e.s.buf, READ_LEN);
+	e2e_teardown(&e);
+}
+END_TEST
+
 /* ---- manual mode: the blocking calls run the loop -------------------- */
 
 struct blocking_server {
@@ -796,6 +894,8 @@ static Suite *progress_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, manual_mode_moves_data_only_inside_the_callers_calls);
 	tcase_add_test(tc, manual_mode_blocking_calls_run_the_loop);
+	tcase_add_test(tc, work_posted_behind_a_read_leaves_with_its_response);
+	tcase_add_test(tc, thread_mode_sends_what_waited_behind_a_read);
 	tcase_add_test(tc, threads_mode_carries_every_connection);
 	tcase_add_test(tc, thread_mode_takes_back_a_connection_nobody_polls);
 	tcase_add_test(tc, thread_mode_wakes_a_sleeper_after_polling);

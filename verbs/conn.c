@@ -96,10 +96,18 @@ void conn_kick(struct iw_cm_id *id)
  * per work request.  Where only the application's calls run the loop
  * (manual mode, or its own base), the next of those may be long in
  * coming: the post tries at once.
+ * It waits too while a Read or atomic response is due: whoever reads
+ * that response sends (tp_poll()), so a program that posts one Read at a
+ * time as others complete sends its requests in one write per response
+ * read, not in one write each.
  */
 void conn_posted(struct iw_cm_id *id)
 {
+	struct rdmap_qp *e = engine(id);
+
 	if (tp_tx_waiting(&id->tp) && id->loop && id->loop->thread_running)
+		return;
+	if (e && rdmap_responses_due(e))
 		return;
 	conn_kick(id);
 }
