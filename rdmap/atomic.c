@@ -114,7 +114,6 @@ static int target_error(enum ddp_mr_fault f)
  */
 int rdmap_atomic_request(struct rdmap_qp *qp, const uint8_t *ar)
 {
-	uint32_t n = qp->conn.ird ? qp->conn.ird : 1;
 	uint64_t to = get_be64(ar + RDMAP_AR_OFF_TO);
 	struct rdmap_atomic_args a = {
 		.aop = ar[RDMAP_AR_OFF_AOP + 3] & RDMAP_AR_AOP_MASK,
@@ -139,7 +138,7 @@ int rdmap_atomic_request(struct rdmap_qp *qp, const uint8_t *ar)
 	if ((to | (uintptr_t)where) & (RDMAP_ATOMIC_SIZE - 1))
 		return -IW_ERDMAP_ATOMIC_ALIGN;
 	rdmap_tx_placing(qp, where, RDMAP_ATOMIC_SIZE);
-	qp->ird_q[(qp->ird_head + qp->ird_count++) % n] =
+	*ird_at(qp, qp->ird_head + qp->ird_count++) =
 		(struct rdmap_ird_entry){
 			.atomic = true,
 			.req_id = get_be32(ar + RDMAP_AR_OFF_REQ_ID),
@@ -151,7 +150,7 @@ int rdmap_atomic_request(struct rdmap_qp *qp, const uint8_t *ar)
 
 static struct rdmap_ord_entry *ord_head(struct rdmap_qp *qp)
 {
-	return &qp->ord_q[qp->ord_head % (qp->conn.ord ? qp->conn.ord : 1)];
+	return ord_at(qp, qp->ord_head);
 }
 
 /*

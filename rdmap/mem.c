@@ -49,8 +49,7 @@ bool rdmap_mem_posted(struct rdmap_qp *qp, const uint8_t *base, uint64_t len)
 			return true;
 	}
 	for (uint32_t i = 0; i < qp->rq_count; i++) {
-		const struct rdmap_rwqe *r =
-			&qp->rq[(qp->rq_tail + i) % qp->rq_size];
+		const struct rdmap_rwqe *r = rq_at(qp, qp->rq_tail + i);
 
 		if (iov_overlaps(r->iov, r->iovcnt, base, len))
 			return true;
@@ -68,7 +67,7 @@ bool rdmap_srq_mem_posted(struct rdmap_srq *srq, const uint8_t *base,
 	pthread_mutex_lock(&srq->lock);
 	for (uint32_t i = 0; i < srq->count && !found; i++) {
 		const struct rdmap_rwqe *r =
-			&srq->ring[(srq->head + i) % srq->depth];
+			&srq->ring[(srq->head + i) & srq->mask];
 
 		found = iov_overlaps(r->iov, r->iovcnt, base, len);
 	}
@@ -84,7 +83,7 @@ static bool partial_fpdu_overlaps(struct rdmap_qp *qp, const uint8_t *base,
 
 	if (!qp->fpdu_count || !qp->tx_off)
 		return false;
-	fp = &qp->fpdus[qp->fpdu_head % qp->n_fpdus];
+	fp = fpdu_at(qp, qp->fpdu_head);
 	return iov_overlaps(fp->wire, fp->n_wire, base, len);
 }
 
@@ -107,7 +106,6 @@ bool rdmap_mem_release(struct rdmap_qp *qp, uint32_t stag,
 		       const uint8_t *base, uint64_t len)
 {
 	const struct rdmap_rx_seg *s = &qp->seg;
-	uint32_t n_ird = qp->conn.ird ? qp->conn.ird : 1;
 	bool placing = false, sourcing = false, partial;
 	int err;
 
@@ -118,7 +116,7 @@ bool rdmap_mem_release(struct rdmap_qp *qp, uint32_t stag,
 			  s->ddp.stag == stag;
 		for (uint32_t i = 0; i < qp->ird_count && !sourcing; i++) {
 			const struct rdmap_ird_entry *e =
-				&qp->ird_q[(qp->ird_head + i) % n_ird];
+				ird_at(qp, qp->ird_head + i);
 
 			sourcing = e->len && e->src_stag == stag;
 		}

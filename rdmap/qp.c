@@ -24,14 +24,26 @@ void rdmap_event(struct rdmap_qp *qp, uint8_t type, int err,
 		qp->ops->event(qp->arg, &ev);
 }
 
+/* Entries of a ring that holds @n: the power of two at or above it. */
+static uint32_t ring_len(uint32_t n)
+{
+	uint32_t len = 1;
+
+	while (len < n)
+		len <<= 1;
+	return len;
+}
+
 int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 		  const struct rdmap_ops *ops, void *arg)
 {
-	uint32_t sges;
+	uint32_t sges, sq_len, rq_len;
 
 	if (!attr->stags || attr->max_sge == 0 ||
 	    attr->max_sge > RDMAP_MAX_SGE || attr->sq_depth == 0 ||
-	    (!attr->srq && attr->rq_depth == 0))
+	    attr->sq_depth > RDMAP_MAX_QUEUE ||
+	    (!attr->srq && attr->rq_depth == 0) ||
+	    (!attr->srq && attr->rq_depth > RDMAP_MAX_QUEUE))
 		return -EINVAL;
 	memset(qp, 0, sizeof(*qp));
 	qp->ops = ops;
@@ -40,15 +52,18 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 	qp->state = RDMAP_QP_IDLE;
 
 	qp->sq_size = attr->sq_depth;
+	sq_len = ring_len(qp->sq_size);
+	qp->sq_mask = sq_len - 1;
 	sges = attr->max_sge;
-	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
-	qp->sq_iov = calloc((size_t)qp->sq_size * sges, sizeof(*qp->sq_iov));
+	qp->sq = calloc(sq_len, sizeof(*qp->sq));
+	qp->sq_iov = calloc((size_t)sq_len * sges, sizeof(*qp->sq_iov));
 	if (attr->max_inline)
-		qp->sq_inline = malloc((size_t)qp->sq_size * attr->max_inline);
+		qp->sq_inline = malloc((size_t)sq_len * attr->max_inline);
 	qp->rq_size = attr->srq ? 0 : attr->rq_depth;
-	qp->rq = calloc(qp->rq_size ? qp->rq_size : 1, sizeof(*qp->rq));
-	qp->rq_iov = calloc((size_t)(qp->rq_size ? qp->rq_size : 1) * sges,
-			    sizeof(*qp->rq_iov));
+	rq_len = ring_len(qp->rq_size);
+	qp->rq_mask = rq_len - 1;
+	qp->rq = calloc(rq_len, sizeof(*qp->rq));
+	qp->rq_iov = calloc((size_t)rq_len * sges, sizeof(*qp->rq_iov));
 	/* a receive taken from an SRQ may have up to RDMAP_MAX_SGE buffers */
 	qp->cur_iov = calloc(RDMAP_MAX_SGE, sizeof(*qp->cur_iov));
 	if (!qp->sq || !qp->sq_iov || (attr->max_inline && !qp->sq_inline) ||
@@ -56,13 +71,13 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 		rdmap_qp_fini(qp);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < qp->sq_size; i++) {
+	for (uint32_t i = 0; i < sq_len; i++) {
 		qp->sq[i].iov = qp->sq_iov + (size_t)i * sges;
 		if (attr->max_inline)
 			qp->sq[i].inline_buf =
 				qp->sq_inline + (size_t)i * attr->max_inline;
 	}
-	for (uint32_t i = 0; i < qp->rq_size; i++)
+	for (uint32_t i = 0; i < rq_len; i++)
 		qp->rq[i].iov = qp->rq_iov + (size_t)i * sges;
 	qp->cur_recv.iov = qp->cur_iov;
 	for (int q = 0; q < RDMAP_QN_MAX; q++) {
@@ -155,8 +170,10 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	if (conn->mulpdu < RDMAP_MIN_MULPDU || conn->max_ulpdu < RDMAP_MIN_MULPDU)
 		return -EINVAL;
 	qp->conn = *conn;
-	qp->ord_q = calloc(conn->ord ? conn->ord : 1, sizeof(*qp->ord_q));
-	qp->ird_q = calloc(conn->ird ? conn->ird : 1, sizeof(*qp->ird_q));
+	qp->ord_mask = ring_len(conn->ord) - 1;
+	qp->ird_mask = ring_len(conn->ird) - 1;
+	qp->ord_q = calloc(qp->ord_mask + 1, sizeof(*qp->ord_q));
+	qp->ird_q = calloc(qp->ird_mask + 1, sizeof(*qp->ird_q));
 	qp->n_fpdus = conn->markers_tx ? FPDU_RING_MARKERS : FPDU_RING;
 	/* header, up to max_sge payload pieces, markers, pad and CRC */
 	qp->fpdu_iov_max = (size_t)mpa_tx_iov_max((int)qp->attr.max_sge + 1,
@@ -285,7 +302,7 @@ static void flush(struct rdmap_qp *qp)
 		flush_recv(qp, &qp->cur_recv);
 	}
 	for (; qp->rq_count; qp->rq_count--, qp->rq_tail++)
-		flush_recv(qp, &qp->rq[qp->rq_tail % qp->rq_size]);
+		flush_recv(qp, rq_at(qp, qp->rq_tail));
 }
 
 /*
@@ -562,7 +579,7 @@ int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr)
 	}
 	if (qp->rq_count == qp->rq_size)
 		return -ENOMEM;
-	r = &qp->rq[(qp->rq_tail + qp->rq_count) % qp->rq_size];
+	r = rq_at(qp, qp->rq_tail + qp->rq_count);
 	rc = resolve_sges(qp, wr->sge, wr->num_sge, DDP_ACCESS_LOCAL_WRITE,
 			  r->iov, &r->iovcnt, &r->len);
 	if (rc)

@@ -82,6 +82,8 @@ struct rdmap_atomic_args {
 
 /* Local buffers one work request may name */
 #define RDMAP_MAX_SGE 32
+/* The deepest send or receive queue an engine takes. */
+#define RDMAP_MAX_QUEUE (1u << 24)
 
 #define RDMAP_WR_SIGNALED 0x1
 #define RDMAP_WR_SOLICITED 0x2
@@ -212,7 +214,8 @@ struct rdmap_srq {
 	struct ddp_stag_table *stags;
 	uint32_t pd;
 	uint32_t depth, max_sge;
-	uint32_t head, count; /* ring of posted receives */
+	/* ring of posted receives: a power of two of entries (see the QP's) */
+	uint32_t mask, head, count;
 	struct rdmap_rwqe *ring;
 	struct iovec *iov_store;
 };
@@ -324,16 +327,22 @@ struct rdmap_qp {
 	uint8_t state;
 	int err; /* why the engine left RTS */
 
-	/* send queue: ring of sq_depth */
+	/*
+	 * The rings below hold a power of two of entries, at least what they
+	 * must, so that positions (free-running 32-bit counters) map to the
+	 * same entry across their wrap; *_mask is that power less one.
+	 */
+	/* send queue: sq_size requests at most */
 	struct rdmap_swqe *sq;
-	uint32_t sq_size, sq_tail, sq_next, sq_head; /* complete <= next <= head */
+	uint32_t sq_size, sq_mask;
+	uint32_t sq_tail, sq_next, sq_head; /* complete <= next <= head */
 	struct iovec *sq_iov;
 	uint8_t *sq_inline;
 	uint32_t msn_tx[RDMAP_QN_MAX]; /* next MSN to send per queue */
 
 	/* receive queue (when no SRQ) */
 	struct rdmap_rwqe *rq;
-	uint32_t rq_size, rq_tail, rq_count;
+	uint32_t rq_size, rq_mask, rq_tail, rq_count;
 	struct iovec *rq_iov;
 	struct rdmap_rwqe cur_recv; /* the receive a message is landing in */
 	bool have_cur_recv;
@@ -341,9 +350,9 @@ struct rdmap_qp {
 
 	/* outbound Reads (ORD) and inbound Reads (IRD) */
 	struct rdmap_ord_entry *ord_q;
-	uint32_t ord_head, ord_count;
+	uint32_t ord_mask, ord_head, ord_count;
 	struct rdmap_ird_entry *ird_q;
-	uint32_t ird_head, ird_count, ird_started;
+	uint32_t ird_mask, ird_head, ird_count, ird_started;
 
 	/* transmit */
 	struct mpa_tx mpa_tx;
@@ -351,7 +360,7 @@ struct rdmap_qp {
 	struct rdmap_fpdu *fpdus;
 	struct iovec *fpdu_iov;
 	uint8_t (*fpdu_markers)[MPA_MARKER_LEN]; /* with markers only */
-	uint32_t n_fpdus, fpdu_head, fpdu_count;
+	uint32_t n_fpdus, fpdu_head, fpdu_count; /* n_fpdus: a power of two */
 	size_t fpdu_iov_max;
 	size_t tx_off; /* octets of the head FPDU already written */
 	size_t fpdu_bytes; /* wire octets of the built FPDUs */
@@ -360,7 +369,7 @@ struct rdmap_qp {
 	 * positions count octets ever used.
 	 */
 	uint8_t *stage;
-	uint32_t stage_size;
+	uint32_t stage_size; /* a power of two */
 	uint64_t stage_head, stage_tail;
 	uint32_t tx_copy_max; /* wire octets up to which an FPDU is staged */
 	uint8_t *bounce; /* with CRC: the rest of a partly written FPDU */

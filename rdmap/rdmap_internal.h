@@ -68,7 +68,27 @@ struct rdmap_ird_entry {
 
 static inline struct rdmap_swqe *sq_at(struct rdmap_qp *qp, uint32_t i)
 {
-	return &qp->sq[i % qp->sq_size];
+	return &qp->sq[i & qp->sq_mask];
+}
+
+static inline struct rdmap_rwqe *rq_at(struct rdmap_qp *qp, uint32_t i)
+{
+	return &qp->rq[i & qp->rq_mask];
+}
+
+static inline struct rdmap_ord_entry *ord_at(struct rdmap_qp *qp, uint32_t i)
+{
+	return &qp->ord_q[i & qp->ord_mask];
+}
+
+static inline struct rdmap_ird_entry *ird_at(struct rdmap_qp *qp, uint32_t i)
+{
+	return &qp->ird_q[i & qp->ird_mask];
+}
+
+static inline struct rdmap_fpdu *fpdu_at(struct rdmap_qp *qp, uint32_t i)
+{
+	return &qp->fpdus[i & (qp->n_fpdus - 1)];
 }
 
 /* qp.c */

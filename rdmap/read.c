@@ -12,7 +12,7 @@
 
 static struct rdmap_ord_entry *ord_head(struct rdmap_qp *qp)
 {
-	return &qp->ord_q[qp->ord_head % (qp->conn.ord ? qp->conn.ord : 1)];
+	return ord_at(qp, qp->ord_head);
 }
 
 /* A Read Response with no Read outstanding is an unexpected opcode. */
@@ -80,7 +80,6 @@ static int read_source_error(enum ddp_mr_fault f)
 int rdmap_read_request(struct rdmap_qp *qp, const uint8_t *rr)
 {
 	uint32_t size = get_be32(rr + RDMAP_RR_OFF_SIZE);
-	uint32_t n = qp->conn.ird ? qp->conn.ird : 1;
 	uint8_t *src = NULL;
 
 	if (qp->ird_count >= qp->conn.ird)
@@ -95,7 +94,7 @@ int rdmap_read_request(struct rdmap_qp *qp, const uint8_t *rr)
 		if (f != DDP_MR_OK)
 			return read_source_error(f);
 	}
-	qp->ird_q[(qp->ird_head + qp->ird_count++) % n] =
+	*ird_at(qp, qp->ird_head + qp->ird_count++) =
 		(struct rdmap_ird_entry){
 			.sink_stag = get_be32(rr + RDMAP_RR_OFF_SINK_STAG),
 			.sink_to = get_be64(rr + RDMAP_RR_OFF_SINK_TO),

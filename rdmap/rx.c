@@ -151,7 +151,7 @@ static void take_recv(struct rdmap_qp *qp)
 	if (qp->rq_count == 0)
 		return;
 	{
-		struct rdmap_rwqe *r = &qp->rq[qp->rq_tail % qp->rq_size];
+		struct rdmap_rwqe *r = rq_at(qp, qp->rq_tail);
 
 		cur->wr_id = r->wr_id;
 		cur->len = r->len;
@@ -468,14 +468,11 @@ static void fail_request(struct rdmap_qp *qp, const struct rdmap_ord_entry *e,
  */
 static void atomic_terminated(struct rdmap_qp *qp, const struct rdmap_term *t)
 {
-	uint32_t n = qp->conn.ord ? qp->conn.ord : 1;
-
 	if (t->ddp_hdr_len != DDP_UNTAGGED_HDR_LEN ||
 	    get_be32(t->ddp_hdr + DDP_U_OFF_QN) != RDMAP_QN_READ_REQ)
 		return;
 	for (uint32_t i = 0; i < qp->ord_count; i++) {
-		const struct rdmap_ord_entry *e =
-			&qp->ord_q[(qp->ord_head + i) % n];
+		const struct rdmap_ord_entry *e = ord_at(qp, qp->ord_head + i);
 
 		if (e->atomic &&
 		    e->msn == get_be32(t->ddp_hdr + DDP_U_OFF_MSN)) {
@@ -499,8 +496,7 @@ static int terminate_received(struct rdmap_qp *qp)
 	rdmap_term_decode(s->hdr + DDP_UNTAGGED_HDR_LEN,
 			  s->hdr_need - DDP_UNTAGGED_HDR_LEN, t);
 	if (t->have_rdma_hdr && qp->ord_count) {
-		struct rdmap_ord_entry *e =
-			&qp->ord_q[qp->ord_head % (qp->conn.ord ? qp->conn.ord : 1)];
+		struct rdmap_ord_entry *e = ord_at(qp, qp->ord_head);
 
 		/* the echoed Read Request names our sink */
 		if (e->sq >= 0 && !e->atomic &&

@@ -14,21 +14,27 @@
 int rdmap_srq_init(struct rdmap_srq *srq, struct ddp_stag_table *stags,
 		   uint32_t pd, uint32_t depth, uint32_t max_sge)
 {
-	if (!stags || depth == 0 || max_sge == 0 || max_sge > RDMAP_MAX_SGE)
+	uint32_t len = 1;
+
+	if (!stags || depth == 0 || depth > RDMAP_MAX_QUEUE || max_sge == 0 ||
+	    max_sge > RDMAP_MAX_SGE)
 		return -EINVAL;
+	while (len < depth)
+		len <<= 1;
 	memset(srq, 0, sizeof(*srq));
 	srq->stags = stags;
 	srq->pd = pd;
 	srq->depth = depth;
+	srq->mask = len - 1;
 	srq->max_sge = max_sge;
-	srq->ring = calloc(depth, sizeof(*srq->ring));
-	srq->iov_store = calloc((size_t)depth * max_sge, sizeof(*srq->iov_store));
+	srq->ring = calloc(len, sizeof(*srq->ring));
+	srq->iov_store = calloc((size_t)len * max_sge, sizeof(*srq->iov_store));
 	if (!srq->ring || !srq->iov_store) {
 		free(srq->ring);
 		free(srq->iov_store);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < depth; i++)
+	for (uint32_t i = 0; i < len; i++)
 		srq->ring[i].iov = srq->iov_store + (size_t)i * max_sge;
 	pthread_mutex_init(&srq->lock, NULL);
 	return 0;
@@ -78,7 +84,7 @@ int rdmap_srq_post(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr)
 		rc = -ENOMEM;
 	} else {
 		struct rdmap_rwqe *slot =
-			&srq->ring[(srq->head + srq->count++) % srq->depth];
+			&srq->ring[(srq->head + srq->count++) & srq->mask];
 		struct iovec *store = slot->iov;
 
 		*slot = r;
@@ -96,7 +102,7 @@ bool rdmap_srq_take(struct rdmap_srq *srq, struct rdmap_rwqe *out)
 
 	pthread_mutex_lock(&srq->lock);
 	if (srq->count) {
-		struct rdmap_rwqe *r = &srq->ring[srq->head % srq->depth];
+		struct rdmap_rwqe *r = &srq->ring[srq->head & srq->mask];
 
 		out->wr_id = r->wr_id;
 		out->len = r->len;

@@ -75,9 +75,7 @@ static struct rdmap_ord_entry *push_ord(struct rdmap_qp *qp, int64_t sq,
 					uint32_t sink_stag, uint64_t sink_to,
 					uint32_t len)
 {
-	uint32_t n = qp->conn.ord ? qp->conn.ord : 1;
-	struct rdmap_ord_entry *e =
-		&qp->ord_q[(qp->ord_head + qp->ord_count++) % n];
+	struct rdmap_ord_entry *e = ord_at(qp, qp->ord_head + qp->ord_count++);
 
 	*e = (struct rdmap_ord_entry){ .sq = sq, .sink_stag = sink_stag,
 				       .sink_to = sink_to, .len = len };
@@ -140,9 +138,8 @@ static void atomic_response_msg(struct rdmap_qp *qp,
 
 static void read_response_msg(struct rdmap_qp *qp)
 {
-	uint32_t n = qp->conn.ird ? qp->conn.ird : 1;
-	uint32_t idx = (qp->ird_head + qp->ird_started) % n;
-	struct rdmap_ird_entry *e = &qp->ird_q[idx];
+	uint32_t pos = qp->ird_head + qp->ird_started;
+	struct rdmap_ird_entry *e = ird_at(qp, pos);
 
 	if (e->atomic) {
 		atomic_response_msg(qp, e);
@@ -150,7 +147,7 @@ static void read_response_msg(struct rdmap_qp *qp)
 	}
 	tagged_msg(qp, TX_RESPONSE, RDMAP_OP_READ_RESP, e->sink_stag,
 		   e->sink_to);
-	qp->msg.slot = idx;
+	qp->msg.slot = pos;
 	qp->msg.one = (struct iovec){ e->src, e->len };
 	qp->msg.iov = &qp->msg.one;
 	qp->msg.iovcnt = e->len ? 1 : 0;
@@ -333,7 +330,7 @@ static uint64_t avoid_marker_end(const struct rdmap_qp *qp, size_t hlen,
 static uint8_t *stage_alloc(struct rdmap_qp *qp, size_t len)
 {
 	uint64_t at = qp->stage_tail;
-	size_t off = at % qp->stage_size;
+	size_t off = at & (qp->stage_size - 1);
 
 	if (len > qp->tx_copy_max)
 		return NULL;
@@ -342,7 +339,7 @@ static uint8_t *stage_alloc(struct rdmap_qp *qp, size_t len)
 	if (at + len - qp->stage_head > qp->stage_size)
 		return NULL;
 	qp->stage_tail = at + len;
-	return qp->stage + at % qp->stage_size;
+	return qp->stage + (at & (qp->stage_size - 1));
 }
 
 /* Where the payload of @fp comes from: it reads that memory until sent. */
@@ -365,8 +362,7 @@ static void source_span(struct rdmap_fpdu *fp, const struct iovec *iov,
 static int build_fpdu(struct rdmap_qp *qp)
 {
 	struct rdmap_tx_msg *m = &qp->msg;
-	struct rdmap_fpdu *fp =
-		&qp->fpdus[(qp->fpdu_head + qp->fpdu_count) % qp->n_fpdus];
+	struct rdmap_fpdu *fp = fpdu_at(qp, qp->fpdu_head + qp->fpdu_count);
 	size_t hlen = ddp_hdr_len(m->hdr.tagged) + m->extra_len;
 	/* the start made sure the header fits: hlen <= RDMAP_MIN_MULPDU */
 	uint64_t room = qp->mpa_tx.mulpdu - hlen, take = m->total - m->sent;
@@ -485,8 +481,7 @@ int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 
 	build_ahead(qp);
 	for (uint32_t i = 0; i < qp->fpdu_count; i++) {
-		struct rdmap_fpdu *fp =
-			&qp->fpdus[(qp->fpdu_head + i) % qp->n_fpdus];
+		struct rdmap_fpdu *fp = fpdu_at(qp, qp->fpdu_head + i);
 
 		/* none of it has left: the CRC covers what goes now */
 		if (fp->crc_stale) {
@@ -552,8 +547,8 @@ void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 {
 	qp->tx_off += len;
 	while (qp->fpdu_count &&
-	       qp->tx_off >= qp->fpdus[qp->fpdu_head % qp->n_fpdus].wire_len) {
-		struct rdmap_fpdu *fp = &qp->fpdus[qp->fpdu_head % qp->n_fpdus];
+	       qp->tx_off >= fpdu_at(qp, qp->fpdu_head)->wire_len) {
+		struct rdmap_fpdu *fp = fpdu_at(qp, qp->fpdu_head);
 
 		qp->tx_off -= fp->wire_len;
 		qp->fpdu_bytes -= fp->wire_len;
@@ -618,8 +613,7 @@ void rdmap_tx_placing(struct rdmap_qp *qp, const uint8_t *dst, size_t len)
 	if (!qp->conn.crc)
 		return;
 	for (uint32_t i = 0; i < qp->fpdu_count; i++) {
-		struct rdmap_fpdu *fp =
-			&qp->fpdus[(qp->fpdu_head + i) % qp->n_fpdus];
+		struct rdmap_fpdu *fp = fpdu_at(qp, qp->fpdu_head + i);
 
 		if (!fp->src_lo || dst >= fp->src_hi || dst + len <= fp->src_lo)
 			continue;
@@ -642,7 +636,7 @@ void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial)
 	qp->msg.kind = TX_NONE;
 	qp->tx_imm_next = false;
 	if (keep_partial && qp->fpdu_count && qp->tx_off) {
-		struct rdmap_fpdu *fp = &qp->fpdus[qp->fpdu_head % qp->n_fpdus];
+		struct rdmap_fpdu *fp = fpdu_at(qp, qp->fpdu_head);
 
 		fp->completes_sq = -1;
 		fp->ird_done = 0;

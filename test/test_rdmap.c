@@ -184,6 +184,75 @@ START_TEST(send_completes_after_an_earlier_outstanding_read)
 }
 END_TEST
 
+/*
+ * The queues' positions are free-running 32-bit counters.  Rings of any
+ * depth (here 3, 5 and an ORD/IRD of 3) keep every request in its place
+ * when the counters wrap: each round fills the send queue with a Send, a
+ * Read and a Write and checks every octet and completion.
+ */
+START_TEST(queues_keep_their_order_when_the_counters_wrap)
+{
+	enum { ROUNDS = 12, LEN = 64 };
+	static uint8_t a[4096], b[4096];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb, near_end = UINT32_MAX - 7;
+
+	pair_opts_default(&o);
+	o.sq_depth = 3;
+	o.rq_depth = 5;
+	o.ord = o.ird = 3;
+	setup(&p, &o, "wrap", 4);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	for (int i = 0; i < 2; i++) {
+		struct rdmap_qp *q = &p.s[i].qp;
+
+		q->sq_tail = q->sq_next = q->sq_head = near_end;
+		q->rq_tail = q->ord_head = q->ird_head = near_end;
+	}
+	for (uint32_t r = 0; r < ROUNDS; r++) {
+		uint8_t *send_src = a, *read_dst = a + 1024, *write_src = a + 2048;
+		uint8_t *recv_dst = b, *read_src = b + 1024, *write_dst = b + 2048;
+		struct rdmap_sge ss = { (uintptr_t)send_src, LEN, sa };
+		struct rdmap_sge rs = { (uintptr_t)read_dst, LEN, sa };
+		struct rdmap_sge ws = { (uintptr_t)write_src, LEN, sa };
+		struct rdmap_sge qs = { (uintptr_t)recv_dst, LEN, sb };
+		struct rdmap_recv_wr q = { 100 + r, &qs, 1 };
+		struct rdmap_send_wr wr[3] = {
+			pair_send_wr(3 * r, RDMAP_WR_SEND, &ss, 1),
+			pair_send_wr(3 * r + 1, RDMAP_WR_READ, &rs, 1),
+			pair_send_wr(3 * r + 2, RDMAP_WR_WRITE, &ws, 1),
+		};
+		uint32_t c0 = p.s[0].n_cqe, c1 = p.s[1].n_cqe;
+
+		wr[1].rkey = wr[2].rkey = sb;
+		wr[1].remote_addr = (uintptr_t)read_src;
+		wr[2].remote_addr = (uintptr_t)write_dst;
+		memset(send_src, (int)(r + 1), LEN);
+		memset(read_src, (int)(r + 50), LEN);
+		memset(write_src, (int)(r + 100), LEN);
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp, &q), 0);
+		for (int k = 0; k < 3; k++)
+			ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &wr[k]), 0);
+		pair_pump(&p);
+		ck_assert_uint_eq(p.s[0].n_cqe, c0 + 3);
+		ck_assert_uint_eq(p.s[1].n_cqe, c1 + 1);
+		for (uint32_t k = 0; k < 3; k++) {
+			ck_assert_int_eq(p.s[0].cqe[c0 + k].status,
+					 RDMAP_WC_SUCCESS);
+			ck_assert_uint_eq(p.s[0].cqe[c0 + k].wr_id, 3 * r + k);
+		}
+		ck_assert_uint_eq(p.s[1].cqe[c1].wr_id, 100 + r);
+		ck_assert_mem_eq(recv_dst, send_src, LEN);
+		ck_assert_mem_eq(read_dst, read_src, LEN);
+		ck_assert_mem_eq(write_dst, write_src, LEN);
+	}
+	ck_assert_uint_lt(p.s[0].qp.sq_head, near_end); /* it did wrap */
+	pair_fini(&p);
+}
+END_TEST
+
 START_TEST(reads_in_flight_never_exceed_ord)
 {
 	static uint8_t a[4096], b[4096];
@@ -880,7 +949,7 @@ START_TEST(crc_stays_true_when_a_write_lands_in_a_half_sent_marked_fpdu)
 	 * the head; then one octet of it: nearly all of it is still to go.
 	 */
 	for (int i = 0; i < 4096 && !fp; i++) {
-		struct rdmap_fpdu *head = &q->fpdus[q->fpdu_head % q->n_fpdus];
+		struct rdmap_fpdu *head = &q->fpdus[q->fpdu_head & (q->n_fpdus - 1)];
 		size_t step = !q->fpdu_count ? 1000
 			      : head->src_lo ? 1
 					     : head->wire_len - q->tx_off;
@@ -1445,6 +1514,7 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, send_write_read_move_data_and_complete);
 	tcase_add_test(tc, no_fpdu_ends_on_a_marker_position);
 	tcase_add_test(tc, send_completes_after_an_earlier_outstanding_read);
+	tcase_add_test(tc, queues_keep_their_order_when_the_counters_wrap);
 	tcase_add_test(tc, reads_in_flight_never_exceed_ord);
 	tcase_add_test(tc, responder_sends_nothing_before_the_initiators_first_fpdu);
 	tcase_add_test(tc, responder_first_sends_before_the_initiator_and_is_taken);
