@@ -273,12 +273,13 @@ struct rdmap_tx_msg {
 	uint8_t kind; /* enum in tx.c */
 	uint32_t slot;
 	struct ddp_hdr hdr;
-	uint8_t extra[RDMAP_TERM_MAX_LEN]; /* RDMAP header after DDP's */
-	uint8_t extra_len;
 	const struct iovec *iov;
 	int iovcnt;
 	struct iovec one;
 	uint64_t total, sent;
+	uint8_t extra_len;
+	/* last: a new message clears what precedes it; extra_len bounds it */
+	uint8_t extra[RDMAP_TERM_MAX_LEN]; /* RDMAP header after DDP's */
 };
 
 /* One FPDU built and waiting to be written. */

@@ -11,6 +11,7 @@
  * send queue in posting order.  An RDMA Write with Immediate Data is two
  * messages back to back (RFC 7306): nothing goes between them.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "lib/byteorder.h"
@@ -31,12 +32,18 @@ static uint8_t rdmap_ctrl(uint8_t opcode)
 	return (uint8_t)(RDMAP_VERSION << RDMAP_CTRL_RV_SHIFT | opcode);
 }
 
+/* A new message: its writers fill the extra header up to extra_len. */
+static void msg_clear(struct rdmap_tx_msg *m)
+{
+	memset(m, 0, offsetof(struct rdmap_tx_msg, extra));
+}
+
 static void untagged_msg(struct rdmap_qp *qp, uint8_t kind, uint8_t opcode,
 			 uint32_t qn)
 {
 	struct rdmap_tx_msg *m = &qp->msg;
 
-	memset(m, 0, sizeof(*m));
+	msg_clear(m);
 	m->kind = kind;
 	m->hdr.version = DDP_VERSION;
 	m->hdr.rsvdulp = rdmap_ctrl(opcode);
@@ -49,7 +56,7 @@ static void tagged_msg(struct rdmap_qp *qp, uint8_t kind, uint8_t opcode,
 {
 	struct rdmap_tx_msg *m = &qp->msg;
 
-	memset(m, 0, sizeof(*m));
+	msg_clear(m);
 	m->kind = kind;
 	m->hdr.tagged = true;
 	m->hdr.version = DDP_VERSION;
@@ -374,10 +381,11 @@ static int build_fpdu(struct rdmap_qp *qp)
 	if (take > room)
 		take = room;
 	take = avoid_marker_end(qp, hlen, take);
-	m->hdr.last = m->sent + take == m->total;
 	{
+		/* read whole before the flag is stored: no store to forward */
 		struct ddp_hdr h = m->hdr;
 
+		h.last = m->hdr.last = m->sent + take == m->total;
 		if (h.tagged)
 			h.to += m->sent;
 		else

@@ -318,16 +318,12 @@ static void ext_operands(struct rdmap_send_wr *w, const struct iw_send_wr *wr)
 }
 
 /*
- * Posts a chain of send work requests.  Returns 0, or the reason the first
- * refused one (*@bad_wr) was not queued: -EINVAL (malformed), -EOPNOTSUPP
- * (an RFC 7306 opcode on a QP that did not enable it), -ENOMEM (queue
- * full), -IW_ELOCAL_PROTECTION (an lkey does not cover its buffer),
- * -IW_ELOCAL_LENGTH (too many SGEs or too much inline data),
- * -IW_ENO_READ_CREDIT (an RDMA Read or atomic on a connection whose ORD
- * is 0).
+ * The engine's form of @wr, every field set but the RFC 7306 operands,
+ * which are set for their opcodes only (the engine reads them for no
+ * other): no zeroing of the whole on every post.
  */
-int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
-		 struct iw_send_wr **bad_wr)
+static void engine_send_wr(const struct iw_qp *qp, const struct iw_send_wr *wr,
+			   struct rdmap_send_wr *w)
 {
 	static const uint8_t op[] = {
 		[IW_WR_SEND] = RDMAP_WR_SEND,
@@ -340,6 +336,36 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 		[IW_WR_ATOMIC_CMP_AND_SWP] = RDMAP_WR_ATOMIC,
 		[IW_WR_ATOMIC_FETCH_AND_ADD] = RDMAP_WR_ATOMIC,
 	};
+	unsigned int f = wr->send_flags;
+
+	w->wr_id = wr->wr_id;
+	w->op = op[wr->opcode];
+	w->flags = (f & IW_SEND_SOLICITED ? RDMAP_WR_SOLICITED : 0) |
+		   (f & IW_SEND_INLINE ? RDMAP_WR_INLINE : 0) |
+		   (f & IW_SEND_FENCE ? RDMAP_WR_FENCE : 0) |
+		   ((f & IW_SEND_SIGNALED) || qp->sig_all ? RDMAP_WR_SIGNALED
+							 : 0);
+	w->inv_stag = wr->invalidate_rkey;
+	w->rkey = wr->rdma.rkey;
+	w->remote_addr = wr->rdma.remote_addr;
+	w->sge = (const struct rdmap_sge *)wr->sg_list;
+	w->num_sge = wr->opcode == IW_WR_LOCAL_INV ? 0 : (uint32_t)wr->num_sge;
+	if (wr->opcode >= IW_WR_RDMA_WRITE_WITH_IMM)
+		ext_operands(w, wr);
+}
+
+/*
+ * Posts a chain of send work requests.  Returns 0, or the reason the first
+ * refused one (*@bad_wr) was not queued: -EINVAL (malformed), -EOPNOTSUPP
+ * (an RFC 7306 opcode on a QP that did not enable it), -ENOMEM (queue
+ * full), -IW_ELOCAL_PROTECTION (an lkey does not cover its buffer),
+ * -IW_ELOCAL_LENGTH (too many SGEs or too much inline data),
+ * -IW_ENO_READ_CREDIT (an RDMA Read or atomic on a connection whose ORD
+ * is 0).
+ */
+int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
+		 struct iw_send_wr **bad_wr)
+{
 	pthread_mutex_t *l;
 	int rc = 0;
 
@@ -347,16 +373,7 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 		return -EINVAL;
 	l = qp_lock(qp);
 	for (; wr; wr = wr->next) {
-		struct rdmap_send_wr w = {
-			.wr_id = wr->wr_id,
-			.inv_stag = wr->invalidate_rkey,
-			.rkey = wr->rdma.rkey,
-			.remote_addr = wr->rdma.remote_addr,
-			.sge = (const struct rdmap_sge *)wr->sg_list,
-			.num_sge = wr->opcode == IW_WR_LOCAL_INV
-					   ? 0
-					   : (uint32_t)wr->num_sge,
-		};
+		struct rdmap_send_wr w;
 
 		if ((unsigned int)wr->opcode > IW_WR_ATOMIC_FETCH_AND_ADD ||
 		    wr->num_sge < 0) {
@@ -368,20 +385,7 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 			   qp->cap.max_send_wr) {
 			rc = -ENOMEM;
 		} else {
-			w.op = op[wr->opcode];
-			w.flags = (wr->send_flags & IW_SEND_SOLICITED
-					   ? RDMAP_WR_SOLICITED
-					   : 0) |
-				  (wr->send_flags & IW_SEND_INLINE ? RDMAP_WR_INLINE
-								    : 0) |
-				  (wr->send_flags & IW_SEND_FENCE ? RDMAP_WR_FENCE
-								   : 0) |
-				  ((wr->send_flags & IW_SEND_SIGNALED) ||
-						   qp->sig_all
-					   ? RDMAP_WR_SIGNALED
-					   : 0);
-			if (wr->opcode >= IW_WR_RDMA_WRITE_WITH_IMM)
-				ext_operands(&w, wr);
+			engine_send_wr(qp, wr, &w);
 			rc = rdmap_post_send(&qp->engine, &w);
 		}
 		if (rc) {
