@@ -416,6 +416,12 @@ int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);
 int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 		    size_t max_bytes);
 void rdmap_tx_advance(struct rdmap_qp *qp, size_t len);
+/* Whether work posted now completes at once, flushed. */
+static inline bool rdmap_flushes(const struct rdmap_qp *qp)
+{
+	return qp->state == RDMAP_QP_TERMINATING || qp->state == RDMAP_QP_ERROR;
+}
+
 /* Reads or atomics sent whose responses have not all come in. */
 static inline bool rdmap_responses_due(const struct rdmap_qp *qp)
 {

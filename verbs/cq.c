@@ -276,17 +276,29 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 		if (!n)
 			return 0;
 	} while (!atomic_compare_exchange_weak(&cq->head, &pos, pos + n));
+	/* a run of completions of one queue gives its slots back at once */
+	_Atomic uint32_t *slots = NULL;
+	uint32_t run = 0;
+
 	for (uint32_t i = 0; i < n; i++) {
 		struct cq_entry *e = &cq->ring[(pos + i) & cq->mask];
 
 		wc[i] = e->wc;
-		if (atomic_exchange(&e->state, CQE_TAKEN) == CQE_ORPHAN)
+		if (atomic_exchange(&e->state, CQE_TAKEN) == CQE_ORPHAN) {
 			atomic_fetch_sub(&cq->orphans, 1);
-		else if (e->slots)
-			atomic_fetch_sub(e->slots, 1);
+		} else if (e->slots) {
+			if (e->slots != slots && run)
+				atomic_fetch_sub(slots, run);
+			if (e->slots != slots)
+				run = 0;
+			slots = e->slots;
+			run++;
+		}
 		atomic_store_explicit(&e->seq, pos + i + cq->mask + 1,
 				      memory_order_release);
 	}
+	if (run)
+		atomic_fetch_sub(slots, run);
 	return (int)n;
 }
 

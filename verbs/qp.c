@@ -400,7 +400,15 @@ int iw_post_send(struct iw_qp *qp, struct iw_send_wr *wr,
 	return rc;
 }
 
-static int post_one_recv(struct iw_qp *qp, const struct iw_recv_wr *wr)
+/*
+ * @queued: receives this call has posted and not yet counted in
+ * rq_unpolled.  A receive that is placed completes only in a thread
+ * holding the QP's lock, which the poster holds, so the count may come
+ * once for the whole chain; a flushed one is in the CQ on return, so it
+ * is counted first.
+ */
+static int post_one_recv(struct iw_qp *qp, const struct iw_recv_wr *wr,
+			 uint32_t *queued)
 {
 	struct rdmap_recv_wr r = {
 		.wr_id = wr->wr_id,
@@ -413,9 +421,13 @@ static int post_one_recv(struct iw_qp *qp, const struct iw_recv_wr *wr)
 		return -EINVAL;
 	if ((uint32_t)wr->num_sge > qp->cap.max_recv_sge)
 		return -IW_ELOCAL_LENGTH;
-	if (atomic_load(&qp->rq_unpolled) >= qp->cap.max_recv_wr)
+	if (atomic_load(&qp->rq_unpolled) + *queued >= qp->cap.max_recv_wr)
 		return -ENOMEM;
-	/* counted first: a flushed receive is in the CQ on return */
+	if (!rdmap_flushes(&qp->engine)) {
+		rc = rdmap_post_recv(&qp->engine, &r);
+		*queued += !rc;
+		return rc;
+	}
 	atomic_fetch_add(&qp->rq_unpolled, 1);
 	rc = rdmap_post_recv(&qp->engine, &r);
 	if (rc)
@@ -432,19 +444,22 @@ int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
 		 struct iw_recv_wr **bad_wr)
 {
 	pthread_mutex_t *l;
+	uint32_t queued = 0;
 	int rc = 0;
 
 	if (!qp)
 		return -EINVAL;
 	l = qp_lock(qp);
 	for (; wr; wr = wr->next) {
-		rc = post_one_recv(qp, wr);
+		rc = post_one_recv(qp, wr, &queued);
 		if (rc) {
 			if (bad_wr)
 				*bad_wr = wr;
 			break;
 		}
 	}
+	if (queued)
+		atomic_fetch_add(&qp->rq_unpolled, queued);
 	pthread_mutex_unlock(l);
 	return rc;
 }
