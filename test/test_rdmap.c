@@ -212,8 +212,9 @@ START_TEST(queues_keep_their_order_when_the_counters_wrap)
 		q->rq_tail = q->ord_head = q->ird_head = near_end;
 	}
 	for (uint32_t r = 0; r < ROUNDS; r++) {
-		uint8_t *send_src = a, *read_dst = a + 1024, *write_src = a + 2048;
-		uint8_t *recv_dst = b, *read_src = b + 1024, *write_dst = b + 2048;
+		uint8_t *send_src = a, *read_dst = a + 1024;
+		uint8_t *write_src = a + 2048, *recv_dst = b;
+		uint8_t *read_src = b + 1024, *write_dst = b + 2048;
 		struct rdmap_sge ss = { (uintptr_t)send_src, LEN, sa };
 		struct rdmap_sge rs = { (uintptr_t)read_dst, LEN, sa };
 		struct rdmap_sge ws = { (uintptr_t)write_src, LEN, sa };
@@ -234,7 +235,8 @@ START_TEST(queues_keep_their_order_when_the_counters_wrap)
 		memset(write_src, (int)(r + 100), LEN);
 		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp, &q), 0);
 		for (int k = 0; k < 3; k++)
-			ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &wr[k]), 0);
+			ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, wr + k),
+					 0);
 		pair_pump(&p);
 		ck_assert_uint_eq(p.s[0].n_cqe, c0 + 3);
 		ck_assert_uint_eq(p.s[1].n_cqe, c1 + 1);
@@ -949,7 +951,8 @@ START_TEST(crc_stays_true_when_a_write_lands_in_a_half_sent_marked_fpdu)
 	 * the head; then one octet of it: nearly all of it is still to go.
 	 */
 	for (int i = 0; i < 4096 && !fp; i++) {
-		struct rdmap_fpdu *head = &q->fpdus[q->fpdu_head & (q->n_fpdus - 1)];
+		struct rdmap_fpdu *head =
+			&q->fpdus[q->fpdu_head & (q->n_fpdus - 1)];
 		size_t step = !q->fpdu_count ? 1000
 			      : head->src_lo ? 1
 					     : head->wire_len - q->tx_off;
