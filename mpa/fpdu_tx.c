@@ -214,6 +214,27 @@ static void copy_bytes(struct copier *c, const uint8_t *p, size_t len)
  * mpa_fpdu_wire_len(tx->off, @ulpdu_len, tx->markers) octets; returns
  * that length.
  */
+/* The same without markers: no marker to look for between the pieces. */
+static size_t fpdu_copy_plain(struct mpa_tx *tx, const struct iovec *ulpdu,
+			      int iovcnt, size_t ulpdu_len, uint8_t *out)
+{
+	uint8_t *at = out + MPA_HDR_LEN;
+	size_t pad = mpa_pad_len((uint32_t)ulpdu_len), len;
+
+	put_be16(out, (uint16_t)ulpdu_len);
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(at, ulpdu[i].iov_base, ulpdu[i].iov_len);
+		at += ulpdu[i].iov_len;
+	}
+	memset(at, 0, pad);
+	at += pad;
+	len = (size_t)(at - out);
+	put_le32(at, tx->crc ? mpa_crc32c(out, len) : 0);
+	len += MPA_CRC_LEN;
+	tx->off += len;
+	return len;
+}
+
 size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
 			int iovcnt, size_t ulpdu_len, uint8_t *out)
 {
@@ -221,6 +242,8 @@ size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
 	struct copier c = { .tx = tx, .out = out };
 	uint8_t len_be[MPA_HDR_LEN];
 
+	if (!tx->markers)
+		return fpdu_copy_plain(tx, ulpdu, iovcnt, ulpdu_len, out);
 	put_be16(len_be, (uint16_t)ulpdu_len);
 	copy_marker_if_due(&c);
 	c.hdr_off = tx->off;

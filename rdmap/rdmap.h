@@ -278,7 +278,8 @@ struct rdmap_tx_msg {
 	struct iovec one;
 	uint64_t total, sent;
 	uint8_t extra_len;
-	/* last: a new message clears what precedes it; extra_len bounds it */
+	/* a new message clears every field above (msg_clear() in tx.c);
+	 * extra_len bounds what is read of this one */
 	uint8_t extra[RDMAP_TERM_MAX_LEN]; /* RDMAP header after DDP's */
 };
 
