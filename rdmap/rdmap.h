@@ -305,6 +305,7 @@ struct rdmap_ord_entry;
 struct rdmap_ird_entry;
 
 /* Receive side of one segment in progress. */
+/* A new segment resets every field but hdr (ulpdu_begin() in rx.c). */
 struct rdmap_rx_seg {
 	uint8_t hdr[RDMAP_MAX_HDR_LEN];
 	uint16_t hdr_have, hdr_need;

@@ -24,9 +24,21 @@ static int ulpdu_begin(void *arg, uint16_t len)
 	struct rdmap_qp *qp = arg;
 	struct rdmap_rx_seg *s = &qp->seg;
 
-	memset(s, 0, sizeof(*s));
-	s->len = len;
+	/*
+	 * Field by field, the header octets aside (hdr_have bounds what is
+	 * read of them): a memset of the lot costs a string instruction per
+	 * segment.
+	 */
+	s->hdr_have = 0;
 	s->hdr_need = 1; /* the control octet tells the header's size */
+	s->len = len;
+	s->left = s->payload = 0;
+	s->ddp_ok = s->hdr_done = false;
+	s->ddp = (struct ddp_hdr){ 0 };
+	s->opcode = 0;
+	s->dst = NULL;
+	s->untagged_dst = s->rtr = false;
+	s->placed = 0;
 	return 0;
 }
 
