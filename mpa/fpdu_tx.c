@@ -204,17 +204,7 @@ static void copy_bytes(struct copier *c, const uint8_t *p, size_t len)
 	}
 }
 
-/*
- * Frames one ULPDU of @ulpdu_len octets (at most the MULPDU) into @out,
- * whole and contiguous: ULPDU_LENGTH, a copy of the ULPDU, PAD, the
- * markers wherever they fall, and the CRC, computed over the copy while
- * it is in the cache.  The same octets mpa_tx_fpdu() points at, in one
- * piece: small FPDUs go out many to an iovec, and one with markers as one
- * piece instead of two for every 512 octets.  @out must hold
- * mpa_fpdu_wire_len(tx->off, @ulpdu_len, tx->markers) octets; returns
- * that length.
- */
-/* The same without markers: no marker to look for between the pieces. */
+/* mpa_tx_fpdu_copy() without markers: none to look for between pieces. */
 static size_t fpdu_copy_plain(struct mpa_tx *tx, const struct iovec *ulpdu,
 			      int iovcnt, size_t ulpdu_len, uint8_t *out)
 {
@@ -235,6 +225,16 @@ static size_t fpdu_copy_plain(struct mpa_tx *tx, const struct iovec *ulpdu,
 	return len;
 }
 
+/*
+ * Frames one ULPDU of @ulpdu_len octets (at most the MULPDU) into @out,
+ * whole and contiguous: ULPDU_LENGTH, a copy of the ULPDU, PAD, the
+ * markers wherever they fall, and the CRC, computed over the copy while
+ * it is in the cache.  The same octets mpa_tx_fpdu() points at, in one
+ * piece: small FPDUs go out many to an iovec, and one with markers as one
+ * piece instead of two for every 512 octets.  @out must hold
+ * mpa_fpdu_wire_len(tx->off, @ulpdu_len, tx->markers) octets; returns
+ * that length.
+ */
 size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
 			int iovcnt, size_t ulpdu_len, uint8_t *out)
 {

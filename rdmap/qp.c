@@ -24,16 +24,6 @@ void rdmap_event(struct rdmap_qp *qp, uint8_t type, int err,
 		qp->ops->event(qp->arg, &ev);
 }
 
-/* Entries of a ring that holds @n: the power of two at or above it. */
-static uint32_t ring_len(uint32_t n)
-{
-	uint32_t len = 1;
-
-	while (len < n)
-		len <<= 1;
-	return len;
-}
-
 int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 		  const struct rdmap_ops *ops, void *arg)
 {
@@ -52,7 +42,7 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 	qp->state = RDMAP_QP_IDLE;
 
 	qp->sq_size = attr->sq_depth;
-	sq_len = ring_len(qp->sq_size);
+	sq_len = rdmap_ring_len(qp->sq_size);
 	qp->sq_mask = sq_len - 1;
 	sges = attr->max_sge;
 	qp->sq = calloc(sq_len, sizeof(*qp->sq));
@@ -60,7 +50,7 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 	if (attr->max_inline)
 		qp->sq_inline = malloc((size_t)sq_len * attr->max_inline);
 	qp->rq_size = attr->srq ? 0 : attr->rq_depth;
-	rq_len = ring_len(qp->rq_size);
+	rq_len = rdmap_ring_len(qp->rq_size);
 	qp->rq_mask = rq_len - 1;
 	qp->rq = calloc(rq_len, sizeof(*qp->rq));
 	qp->rq_iov = calloc((size_t)rq_len * sges, sizeof(*qp->rq_iov));
@@ -170,8 +160,8 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	if (conn->mulpdu < RDMAP_MIN_MULPDU || conn->max_ulpdu < RDMAP_MIN_MULPDU)
 		return -EINVAL;
 	qp->conn = *conn;
-	qp->ord_mask = ring_len(conn->ord) - 1;
-	qp->ird_mask = ring_len(conn->ird) - 1;
+	qp->ord_mask = rdmap_ring_len(conn->ord) - 1;
+	qp->ird_mask = rdmap_ring_len(conn->ird) - 1;
 	qp->ord_q = calloc(qp->ord_mask + 1, sizeof(*qp->ord_q));
 	qp->ird_q = calloc(qp->ird_mask + 1, sizeof(*qp->ird_q));
 	qp->n_fpdus = conn->markers_tx ? FPDU_RING_MARKERS : FPDU_RING;

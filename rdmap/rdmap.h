@@ -304,8 +304,10 @@ struct rdmap_swqe;
 struct rdmap_ord_entry;
 struct rdmap_ird_entry;
 
-/* Receive side of one segment in progress. */
-/* A new segment resets every field but hdr (ulpdu_begin() in rx.c). */
+/*
+ * Receive side of one segment in progress.  A new segment resets every
+ * field but hdr (ulpdu_begin() in rx.c).
+ */
 struct rdmap_rx_seg {
 	uint8_t hdr[RDMAP_MAX_HDR_LEN];
 	uint16_t hdr_have, hdr_need;
@@ -413,11 +415,7 @@ static inline uint32_t rdmap_sq_outstanding(const struct rdmap_qp *qp)
 {
 	return qp->sq_head - qp->sq_tail;
 }
-int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);
 
-int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
-		    size_t max_bytes);
-void rdmap_tx_advance(struct rdmap_qp *qp, size_t len);
 /* Whether work posted now completes at once, flushed. */
 static inline bool rdmap_flushes(const struct rdmap_qp *qp)
 {
@@ -430,6 +428,11 @@ static inline bool rdmap_responses_due(const struct rdmap_qp *qp)
 	return qp->ord_count > 0;
 }
 
+int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);
+
+int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
+		    size_t max_bytes);
+void rdmap_tx_advance(struct rdmap_qp *qp, size_t len);
 bool rdmap_tx_pending(struct rdmap_qp *qp);
 
 int rdmap_rx_feed(struct rdmap_qp *qp, const uint8_t *p, size_t len);

@@ -66,6 +66,20 @@ struct rdmap_ird_entry {
 	uint64_t orig;	 /* atomic: the target's value before */
 };
 
+/*
+ * Entries of a ring that holds @n (at most RDMAP_MAX_QUEUE): the power of
+ * two at or above it, so that positions map to the same entry across
+ * their 32-bit wrap.
+ */
+static inline uint32_t rdmap_ring_len(uint32_t n)
+{
+	uint32_t len = 1;
+
+	while (len < n)
+		len <<= 1;
+	return len;
+}
+
 static inline struct rdmap_swqe *sq_at(struct rdmap_qp *qp, uint32_t i)
 {
 	return &qp->sq[i & qp->sq_mask];

@@ -9,18 +9,17 @@
 #include <string.h>
 
 #include "lib/error.h"
-#include "rdmap/rdmap.h"
+#include "rdmap/rdmap_internal.h"
 
 int rdmap_srq_init(struct rdmap_srq *srq, struct ddp_stag_table *stags,
 		   uint32_t pd, uint32_t depth, uint32_t max_sge)
 {
-	uint32_t len = 1;
+	uint32_t len;
 
 	if (!stags || depth == 0 || depth > RDMAP_MAX_QUEUE || max_sge == 0 ||
 	    max_sge > RDMAP_MAX_SGE)
 		return -EINVAL;
-	while (len < depth)
-		len <<= 1;
+	len = rdmap_ring_len(depth);
 	memset(srq, 0, sizeof(*srq));
 	srq->stags = stags;
 	srq->pd = pd;

@@ -268,7 +268,8 @@ static uint32_t ready_from(struct iw_cq *cq, uint32_t pos, uint32_t max)
 /* Takes up to @max ready completions: the common path, no lock, no syscall. */
 static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 {
-	uint32_t pos, n;
+	atomic_uint *slots = NULL; /* whose slots the current run holds */
+	uint32_t pos, n, run = 0;
 
 	do {
 		pos = atomic_load_explicit(&cq->head, memory_order_relaxed);
@@ -276,22 +277,19 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 		if (!n)
 			return 0;
 	} while (!atomic_compare_exchange_weak(&cq->head, &pos, pos + n));
-	/* a run of completions of one queue gives its slots back at once */
-	_Atomic uint32_t *slots = NULL;
-	uint32_t run = 0;
-
 	for (uint32_t i = 0; i < n; i++) {
 		struct cq_entry *e = &cq->ring[(pos + i) & cq->mask];
 
 		wc[i] = e->wc;
 		if (atomic_exchange(&e->state, CQE_TAKEN) == CQE_ORPHAN) {
 			atomic_fetch_sub(&cq->orphans, 1);
-		} else if (e->slots) {
-			if (e->slots != slots && run)
+		} else if (e->slots && e->slots != slots) {
+			/* a run of one queue's completions gives back at once */
+			if (run)
 				atomic_fetch_sub(slots, run);
-			if (e->slots != slots)
-				run = 0;
 			slots = e->slots;
+			run = 1;
+		} else if (e->slots) {
 			run++;
 		}
 		atomic_store_explicit(&e->seq, pos + i + cq->mask + 1,
