@@ -6,6 +6,8 @@
 #ifndef IW_TEST_E2E_H
 #define IW_TEST_E2E_H
 
+#include <pthread.h>
+
 #include <iwarp/iwarp.h>
 
 #include "testutil.h"
@@ -61,6 +63,8 @@ void e2e_side_open_on(struct e2e_side *s, const struct e2e_opts *o,
  * body, for the side opened on it (e2e_loop.c, with libevent).
  */
 void *e2e_dispatch(void *base);
+/* A new event_base that thread @loop dispatches (e2e_dispatch()). */
+struct event_base *e2e_base_start(pthread_t *loop);
 void e2e_side_close(struct e2e_side *s);
 void e2e_teardown(struct e2e *e);
 

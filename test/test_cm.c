@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <event2/thread.h>
 
 #include "e2e.h"
 
@@ -1850,10 +1849,7 @@ START_TEST(application_event_base_drives_progress)
 	struct iw_wc wc;
 	pthread_t loop;
 
-	ck_assert_int_eq(evthread_use_pthreads(), 0);
-	base = event_base_new();
-	ck_assert_ptr_nonnull(base);
-	ck_assert_int_eq(pthread_create(&loop, NULL, e2e_dispatch, base), 0);
+	base = e2e_base_start(&loop);
 	e2e_opts_default(&o);
 	memset(&e, 0, sizeof(e));
 	e2e_side_open(&e.c, &o);

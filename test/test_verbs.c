@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <event2/thread.h>
 
 #include "e2e.h"
 #include "lib/byteorder.h"
@@ -673,10 +672,7 @@ START_TEST(disconnect_with_a_read_outstanding_completes_everything_once)
 	uint8_t seen[N] = { 0 };
 	int got, ok = 0, flushed = 0;
 
-	ck_assert_int_eq(evthread_use_pthreads(), 0);
-	base = event_base_new();
-	ck_assert_ptr_nonnull(base);
-	ck_assert_int_eq(pthread_create(&loop, NULL, e2e_dispatch, base), 0);
+	base = e2e_base_start(&loop);
 	e2e_opts_default(&o);
 	o.buf_len = 16 << 20;
 	memset(&e, 0, sizeof(e));
