@@ -255,6 +255,49 @@ START_TEST(queues_keep_their_order_when_the_counters_wrap)
 }
 END_TEST
 
+/*
+ * A queue deeper than RDMAP_MAX_QUEUE is refused (its ring could not be
+ * a power of two of entries); the deepest one allowed is taken.
+ */
+START_TEST(queues_deeper_than_the_engine_takes_are_refused)
+{
+	static const struct {
+		uint32_t sq, rq, rc;
+	} c[] = {
+		{ RDMAP_MAX_QUEUE + 1, 4, (uint32_t)-EINVAL },
+		{ 4, RDMAP_MAX_QUEUE + 1, (uint32_t)-EINVAL },
+		{ UINT32_MAX, 4, (uint32_t)-EINVAL },
+		{ 4, UINT32_MAX, (uint32_t)-EINVAL },
+		{ 3, 5, 0 },
+	};
+	struct ddp_stag_table stags;
+	struct rdmap_srq srq;
+	struct pair_side s;
+
+	ck_assert_int_eq(ddp_stag_table_init(&stags, 4), 0);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(&s, 0, sizeof(s));
+		ck_assert_int_eq(rdmap_qp_init(&s.qp, &(struct rdmap_qp_attr){
+			.sq_depth = c[i].sq, .rq_depth = c[i].rq,
+			.max_sge = 1, .pd = PAIR_PD, .stags = &stags },
+			&pair_ops, &s), (int)c[i].rc);
+		if (!c[i].rc) {
+			ck_assert_uint_eq(s.qp.sq_mask, 3);
+			ck_assert_uint_eq(s.qp.rq_mask, 7);
+			rdmap_qp_fini(&s.qp);
+		}
+	}
+	ck_assert_int_eq(rdmap_srq_init(&srq, &stags, PAIR_PD,
+					RDMAP_MAX_QUEUE + 1, 1), -EINVAL);
+	ck_assert_int_eq(rdmap_srq_init(&srq, &stags, PAIR_PD, UINT32_MAX, 1),
+			 -EINVAL);
+	ck_assert_int_eq(rdmap_srq_init(&srq, &stags, PAIR_PD, 6, 1), 0);
+	ck_assert_uint_eq(srq.mask, 7);
+	rdmap_srq_fini(&srq);
+	ddp_stag_table_destroy(&stags);
+}
+END_TEST
+
 START_TEST(reads_in_flight_never_exceed_ord)
 {
 	static uint8_t a[4096], b[4096];
@@ -1518,6 +1561,7 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, no_fpdu_ends_on_a_marker_position);
 	tcase_add_test(tc, send_completes_after_an_earlier_outstanding_read);
 	tcase_add_test(tc, queues_keep_their_order_when_the_counters_wrap);
+	tcase_add_test(tc, queues_deeper_than_the_engine_takes_are_refused);
 	tcase_add_test(tc, reads_in_flight_never_exceed_ord);
 	tcase_add_test(tc, responder_sends_nothing_before_the_initiators_first_fpdu);
 	tcase_add_test(tc, responder_first_sends_before_the_initiator_and_is_taken);
