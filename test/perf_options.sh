@@ -2,7 +2,8 @@
 # iwarp-perf's options, each shown to take effect: -a sweeps every power
 # of two from 2 octets to 8 MiB, --duration runs that long, -D is the
 # depth the header names and the Read depth the handshake carries (as
-# tshark reads the MPA frames), --mpa-rev 1, --crc on and --markers on
+# tshark reads the MPA frames), --rx-depth the receives the server
+# grants for Sends, --mpa-rev 1, --crc on and --markers on
 # are what the handshake settled, and a server and a client in two
 # processes run every mode over the native exchange, and a server that
 # refuses a Request names it; --progress runs each mode, --threads runs a
@@ -69,6 +70,19 @@ timeout 60 "$perf" --loopback --json -t write -D 4 -q 2 -s 4096 -n 200 \
 	>"$out" || fail "-D 4: exit $?"
 perf_rows_ok "$out"
 row "$out" '.iterations == 400 and .bytes == 400 * 4096'
+
+# --rx-depth: the receives the server posts for Sends, granted to the
+# client in the MPA Reply (after the 4 RFC 6581 octets, perf_rep's
+# credits at its octet 20), and named in the header
+IWARP_TRACE="$work/rx.pcap" timeout 60 "$perf" --loopback -m rate -t send \
+	-s 64 -n 2000 --rx-depth 40 >"$work/rx.txt" || fail "--rx-depth: exit $?"
+grep -q "^# iwarp-perf rate send: 1 QP, depth 128, 40 receives, " \
+	"$work/rx.txt" || fail "--rx-depth 40: $(head -n 1 "$work/rx.txt")"
+grep -q "^ *64 *2000 " "$work/rx.txt" ||
+	fail "--rx-depth 40: no row of 2000: $(tail -n 1 "$work/rx.txt")"
+credits=$(tshark_r "$work/rx.pcap" -Y "iwarp_mpa.rep" -T fields \
+	-e iwarp_mpa.privatedata | cut -c49-56)
+[ "$credits" = "00000028" ] || fail "--rx-depth 40: credits $credits"
 
 # the MPA options: what the handshake settled, in the header, and rows
 # that count what was asked
@@ -200,6 +214,8 @@ timeout 120 "$perf" --loopback --tcp --json -t write -q 1024 -s 64 -n 2 \
 perf_rows_ok "$out"
 row "$out" '.qps == 1024 and .iterations == 2048 and .tcp.iterations == 2048'
 bad_usage "-q takes 1 to 1024" --loopback -q 1025
+bad_usage "no --rx-depth" --loopback -m lat -t send --rx-depth 8
+bad_usage "--rx-depth takes" --loopback -t send --rx-depth 16384
 
 # --idle: idle QPs on the client's device, their far ends in a child; the
 # busy QP's row carries what they cost, and the table's first line says it
@@ -231,5 +247,6 @@ grep -Eq "^ +8 +300( +$num){6} \|( +$num){6} \|( +$num){2} +($num|-)\$" \
 	"$work/lat.txt" || fail "lat row: $(tail -n 1 "$work/lat.txt")"
 grep -Eq "^ +4096 +300( +$num){6} \|( +$num){6} \| +$num +- +($num|-)\$" \
 	"$work/bw.txt" || fail "bw row: $(tail -n 1 "$work/bw.txt")"
-echo "perf_options: -a, --duration, -D, MPA options, two processes, a refusal,"
-echo "  --progress, --threads, -q 1024, --idle, the CPU and ratio columns"
+echo "perf_options: -a, --duration, -D, --rx-depth, MPA options, two processes,"
+echo "  a refusal, --progress, --threads, -q 1024, --idle, the CPU and ratio"
+echo "  columns"

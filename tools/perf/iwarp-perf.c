@@ -205,8 +205,10 @@ static void usage(FILE *f)
 "                           --duration (bw) mean what perftest's own do and\n"
 "                           must match the other side's; -n defaults to 1000\n"
 "                           (write bw: 5000) for every size, as perftest's\n"
-"      --rx-depth N         --perftest send tests: perftest's -r, receives\n"
-"                           posted for Sends (512, at most -n)\n"
+"      --rx-depth N         send tests: the receives the server keeps\n"
+"                           posted per QP in bw and rate (512, as\n"
+"                           perftest's); with --perftest perftest's -r\n"
+"                           (512, at most -n), the same on both sides\n"
 "      --crc on|off|follow, --markers on|off|follow, --mpa-rev 1|2\n"
 "      --progress thread|manual|N\n"
 "                           who runs libiwarp's receive path besides the\n"
@@ -471,8 +473,8 @@ static int settle(struct perf_opts *o, bool size_set, bool depth_set,
 									    : 2;
 	if (o->mode == PERF_LAT && depth_set && o->depth != 1)
 		return bad("lat runs one operation at a time: no -D");
-	if (o->rx_depth && !o->perftest)
-		return bad("--rx-depth is perftest's: it needs --perftest");
+	if (o->rx_depth && o->mode == PERF_LAT && !o->perftest)
+		return bad("lat keeps its own receives: no --rx-depth");
 	if (o->threads && qps_set && o->qps != o->threads)
 		return bad("--threads N runs N QPs, one a thread: no other -q");
 	if (o->threads)

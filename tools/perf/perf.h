@@ -62,7 +62,7 @@ struct perf_opts {
 	uint32_t idle;	   /* --idle: idle QPs connected beside the busy ones */
 	bool tcp, json, debug, loopback, event;
 	bool perftest;	   /* perftest's exchange instead of ours */
-	uint32_t rx_depth; /* perftest's -r: receives for Sends */
+	uint32_t rx_depth; /* receives for Sends (perftest's -r) */
 	const char *host, *port;
 	const char *bind; /* server: the one address it listens on */
 	int timeout_ms;	   /* bound of every wait */
@@ -128,6 +128,7 @@ struct perf_req {
 	uint64_t buf_len;   /* octets each side registers */
 	uint64_t sink_addr; /* the client's buffer, for write-backs */
 	uint32_t sink_rkey;
+	uint32_t rx_depth; /* receives for Sends in bw, rate; 0: depth */
 };
 
 /* Server to client, in the MPA Reply's private data. */

@@ -609,7 +609,7 @@ static int connect_ep(struct perf_client *c, struct perf_ep *e, size_t len)
 		.tcp = o->tcp, .threads = o->threads > 0, .session = c->session,
 		.qp_index = (uint16_t)(c->qp_base + e->index),
 		.qp_count = (uint16_t)c->qp_total,
-		.depth = c->depth, .buf_len = len,
+		.depth = c->depth, .buf_len = len, .rx_depth = o->rx_depth,
 		.sink_addr = (uintptr_t)e->buf, .sink_rkey = e->buf_mr->rkey,
 	};
 	uint8_t pd[PERF_REQ_LEN];

@@ -241,11 +241,14 @@ void perf_report_header(const struct perf_opts *o, const char *conn_words,
 {
 	if (o->json)
 		return;
-	printf("# " PERF_PROG " %s %s: %u QP%s%s, depth %u, %s\n",
+	printf("# " PERF_PROG " %s %s: %u QP%s%s, depth %u",
 	       perf_mode_name(o->mode), perf_test_name(o->test), o->qps,
-	       o->qps > 1 ? "s" : "",
-	       o->threads ? ", one thread each" : "",
-	       o->mode == PERF_LAT ? 1 : o->depth, conn_words);
+	       o->qps > 1 ? "s" : "", o->threads ? ", one thread each" : "",
+	       o->mode == PERF_LAT ? 1 : o->depth);
+	/* perftest's exchange names its receive depth on a line of its own */
+	if (perf_test_receives(o->test) && o->mode != PERF_LAT && !o->perftest)
+		printf(", %u receives", o->rx_depth);
+	printf(", %s\n", conn_words);
 	if (lat_measured)
 		printf("# latency [us]: %s%s%s\n", lat_words(o),
 		       o->tcp ? tcp_lat_words(o) : "",

@@ -102,6 +102,10 @@ static int first_request(struct server *s, struct iw_cm_id *id,
 		snprintf(why, sizeof(why),
 			 "depth %u; this server takes 1 to %u", q->depth,
 			 PERF_MAX_DEPTH);
+	else if (q->rx_depth > PERF_MAX_DEPTH)
+		snprintf(why, sizeof(why),
+			 "%u receives; this server takes 1 to %u",
+			 q->rx_depth, PERF_MAX_DEPTH);
 	else if (q->buf_len == 0 || q->buf_len > o->max_size ||
 		 q->buf_len > UINT32_MAX)
 		snprintf(why, sizeof(why),
@@ -121,7 +125,10 @@ static int first_request(struct server *s, struct iw_cm_id *id,
 	s->d.rfc7306 = q->test == PERF_ATOMIC	   ? IW_RFC7306_ATOMICS
 		       : q->test == PERF_WRITE_IMM ? IW_RFC7306_IMMEDIATE
 						   : 0;
-	s->rx = !s->data_recv ? 0 : q->mode == PERF_LAT ? 16 : q->depth;
+	s->rx = !s->data_recv		? 0
+		: q->mode == PERF_LAT	? 16
+		: q->rx_depth		? q->rx_depth
+					: q->depth; /* an older client */
 	s->grant = s->rx / 4 ? s->rx / 4 : 1;
 	recv_wr = s->data_recv ? s->rx : PERF_CTRL_SLOTS;
 	if (q->threads ? thread_endpoints(s, q->qp_count, recv_wr)

@@ -55,6 +55,7 @@ void perf_req_encode(const struct perf_req *r, uint8_t *p)
 	put_be64(p + 20, r->buf_len);
 	put_be64(p + 28, r->sink_addr);
 	put_be32(p + 36, r->sink_rkey);
+	put_be32(p + 40, r->rx_depth);
 }
 
 int perf_req_decode(const void *pd, size_t len, struct perf_req *r)
@@ -76,6 +77,7 @@ int perf_req_decode(const void *pd, size_t len, struct perf_req *r)
 		.buf_len = get_be64(p + 20),
 		.sink_addr = get_be64(p + 28),
 		.sink_rkey = get_be32(p + 36),
+		.rx_depth = get_be32(p + 40),
 	};
 	if (r->mode > PERF_RATE || r->test > PERF_WRITE_IMM)
 		return -EPROTO;
