@@ -452,6 +452,39 @@ static void fill_addrs(struct tp_conn *c)
 	getpeername(c->fd, (struct sockaddr *)&c->peer, &l);
 }
 
+/*
+ * The connection's MSS as TCP now uses it (1460 if it will not say).
+ * It can grow: TCP holds it to half the largest window the peer has
+ * offered, and loopback starts with a 64 KiB window on a 64 KiB MTU.
+ */
+uint32_t tp_mss(const struct tp_conn *c)
+{
+	int mss = 0;
+	socklen_t l = sizeof(mss);
+
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &l) || mss <= 0)
+		return 1460;
+	return (uint32_t)mss;
+}
+
+/*
+ * What the MSS may grow to: the path MTU less the IP and TCP headers
+ * without options, or tp_mss() when the MTU is not known.
+ */
+uint32_t tp_mss_bound(const struct tp_conn *c)
+{
+	bool v6 = c->local.ss_family == AF_INET6;
+	uint32_t now = tp_mss(c), hdrs = v6 ? 60 : 40;
+	int mtu = 0;
+	socklen_t l = sizeof(mtu);
+
+	if (getsockopt(c->fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+		       v6 ? IPV6_MTU : IP_MTU, &mtu, &l) ||
+	    mtu <= (int)hdrs || (uint32_t)mtu - hdrs < now)
+		return now;
+	return (uint32_t)mtu - hdrs;
+}
+
 static int socket_setup(int fd)
 {
 	int one = 1;

@@ -14,12 +14,18 @@
 void mpa_tx_init(struct mpa_tx *tx, uint16_t mulpdu, bool markers, bool crc)
 {
 	tx->off = 0;
-	/* beyond this an FPDUPTR would not fit its 16 bits */
-	if (markers && mulpdu > MPA_MAX_ULPDU_MARKERS)
-		mulpdu = MPA_MAX_ULPDU_MARKERS;
-	tx->mulpdu = mulpdu;
 	tx->markers = markers;
 	tx->crc = crc;
+	mpa_tx_set_mulpdu(tx, mulpdu);
+}
+
+/* The FPDUs framed from now on take at most @mulpdu octets of ULPDU. */
+void mpa_tx_set_mulpdu(struct mpa_tx *tx, uint16_t mulpdu)
+{
+	/* beyond this an FPDUPTR would not fit its 16 bits */
+	if (tx->markers && mulpdu > MPA_MAX_ULPDU_MARKERS)
+		mulpdu = MPA_MAX_ULPDU_MARKERS;
+	tx->mulpdu = mulpdu;
 }
 
 /*

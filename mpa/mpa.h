@@ -94,6 +94,7 @@ struct mpa_tx_frame {
 };
 
 void mpa_tx_init(struct mpa_tx *tx, uint16_t mulpdu, bool markers, bool crc);
+void mpa_tx_set_mulpdu(struct mpa_tx *tx, uint16_t mulpdu);
 int mpa_tx_iov_max(int ulpdu_iovcnt, uint32_t ulpdu_len, bool markers);
 int mpa_tx_fpdu(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt,
 		struct mpa_tx_frame *f, struct iovec *out, int out_max);

@@ -160,6 +160,8 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	if (conn->mulpdu < RDMAP_MIN_MULPDU || conn->max_ulpdu < RDMAP_MIN_MULPDU)
 		return -EINVAL;
 	qp->conn = *conn;
+	if (qp->conn.mulpdu_max < conn->mulpdu)
+		qp->conn.mulpdu_max = conn->mulpdu;
 	qp->ord_mask = rdmap_ring_len(conn->ord) - 1;
 	qp->ird_mask = rdmap_ring_len(conn->ird) - 1;
 	qp->ord_q = calloc(qp->ord_mask + 1, sizeof(*qp->ord_q));
@@ -167,7 +169,7 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	qp->n_fpdus = conn->markers_tx ? FPDU_RING_MARKERS : FPDU_RING;
 	/* header, up to max_sge payload pieces, markers, pad and CRC */
 	qp->fpdu_iov_max = (size_t)mpa_tx_iov_max((int)qp->attr.max_sge + 1,
-						  conn->mulpdu,
+						  qp->conn.mulpdu_max,
 						  conn->markers_tx);
 	qp->fpdus = calloc(qp->n_fpdus, sizeof(*qp->fpdus));
 	qp->fpdu_iov = calloc(qp->n_fpdus * qp->fpdu_iov_max,
@@ -179,7 +181,7 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 	/* with CRC, nothing of a ULPDU is placed before its CRC checks */
 	qp->rx_hold = conn->crc ? malloc(conn->max_ulpdu) : NULL;
 	/* a payload of one FPDU at most (see rdmap_tx_placing) */
-	qp->bounce = conn->crc ? malloc(conn->mulpdu) : NULL;
+	qp->bounce = conn->crc ? malloc(qp->conn.mulpdu_max) : NULL;
 	if (!qp->ord_q || !qp->ird_q || !qp->fpdus || !qp->fpdu_iov ||
 	    !qp->stage || (conn->crc && (!qp->rx_hold || !qp->bounce)))
 		return -ENOMEM;
@@ -196,8 +198,10 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn)
 			qp->fpdus[i].frame.markers =
 				qp->fpdu_markers + (size_t)i * MPA_TX_MAX_MARKERS;
 	}
-	mpa_tx_init(&qp->mpa_tx, conn->mulpdu, conn->markers_tx, conn->crc);
-	qp->conn.mulpdu = qp->mpa_tx.mulpdu;
+	mpa_tx_init(&qp->mpa_tx, qp->conn.mulpdu_max, conn->markers_tx,
+		    conn->crc);
+	qp->conn.mulpdu_max = qp->mpa_tx.mulpdu; /* as markers allow */
+	rdmap_set_mulpdu(qp, conn->mulpdu);
 	mpa_rx_init(&qp->mpa_rx, &rdmap_mpa_rx_ops, qp, conn->max_ulpdu,
 		    conn->markers_rx, conn->crc);
 	if (qp->rx_hold)
@@ -343,6 +347,22 @@ void rdmap_fail_local(struct rdmap_qp *qp, int err)
 		return;
 	rdmap_term_local(&qp->term_out);
 	leave_rts(qp, err, true);
+}
+
+/*
+ * The connection's EMSS has changed: the segments cut from now on take at
+ * most @mulpdu octets of ULPDU (with markers, no more than a 16-bit
+ * FPDUPTR reaches), within what rdmap_qp_start() made room for.  FPDUs
+ * already built keep their size.
+ */
+void rdmap_set_mulpdu(struct rdmap_qp *qp, uint16_t mulpdu)
+{
+	if (mulpdu > qp->conn.mulpdu_max)
+		mulpdu = qp->conn.mulpdu_max;
+	if (mulpdu < RDMAP_MIN_MULPDU)
+		mulpdu = RDMAP_MIN_MULPDU;
+	mpa_tx_set_mulpdu(&qp->mpa_tx, mulpdu);
+	qp->conn.mulpdu = qp->mpa_tx.mulpdu;
 }
 
 /* The owner ends the stream (disconnect, peer gone, QP moved to error). */

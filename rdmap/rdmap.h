@@ -254,6 +254,8 @@ struct rdmap_conn {
 	/* both at least RDMAP_MIN_MULPDU */
 	uint16_t mulpdu;    /* longest ULPDU we send */
 	uint16_t max_ulpdu; /* longest ULPDU we accept */
+	/* what rdmap_set_mulpdu() may raise mulpdu to; 0: mulpdu itself */
+	uint16_t mulpdu_max;
 	uint16_t ird, ord;
 	uint8_t rtr; /* peer-to-peer: the agreed enum mpa_rtr type, or 0 */
 	bool responder_first; /* no wait for the initiator's first FPDU */
@@ -404,6 +406,7 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 		  const struct rdmap_ops *ops, void *arg);
 void rdmap_qp_fini(struct rdmap_qp *qp);
 int rdmap_qp_start(struct rdmap_qp *qp, const struct rdmap_conn *conn);
+void rdmap_set_mulpdu(struct rdmap_qp *qp, uint16_t mulpdu);
 void rdmap_qp_set_error(struct rdmap_qp *qp, int err);
 void rdmap_qp_terminate(struct rdmap_qp *qp, int err);
 

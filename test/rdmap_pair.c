@@ -61,6 +61,7 @@ void pair_init(struct pair *p, const struct pair_opts *o, struct rng *r)
 			.mulpdu = o->mulpdu ? o->mulpdu
 					    : mpa_mulpdu(o->emss, o->markers),
 			.max_ulpdu = o->max_ulpdu ? o->max_ulpdu : 0xffff,
+			.mulpdu_max = o->mulpdu_max,
 			.ird = o->ird, .ord = o->ord, .rtr = o->rtr,
 			.responder_first = o->responder_first,
 		};

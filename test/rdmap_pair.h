@@ -35,6 +35,7 @@ struct pair_opts {
 	bool markers;	/* both directions */
 	uint16_t emss;	/* MULPDU derives from it */
 	uint16_t mulpdu, max_ulpdu; /* when set, taken as they are */
+	uint16_t mulpdu_max; /* what rdmap_set_mulpdu() may raise it to */
 	uint16_t ird, ord;
 	uint8_t rtr;	/* peer-to-peer RTR type, 0 for none */
 	bool responder_first; /* the responder needs no first FPDU */

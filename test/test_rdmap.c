@@ -9,6 +9,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -787,6 +788,74 @@ START_TEST(markers_cut_a_larger_mulpdu_to_what_an_fpduptr_reaches)
 }
 END_TEST
 
+/* Writes @len octets of @a to @b and pumps; side 0's wire is only this. */
+static void write_recorded(struct pair *p, uint8_t *a, uint32_t sa,
+			   uint8_t *b, uint32_t sb, uint32_t len, uint64_t id)
+{
+	struct rdmap_sge ws = { (uintptr_t)a, len, sa };
+	struct rdmap_send_wr w = pair_send_wr(id, RDMAP_WR_WRITE, &ws, 1);
+
+	w.rkey = sb;
+	w.remote_addr = (uintptr_t)b;
+	p->s[0].wire_len = 0;
+	ck_assert_int_eq(rdmap_post_send(&p->s[0].qp, &w), 0);
+	pair_pump(p);
+	ck_assert_uint_eq(p->s[0].cqe[p->s[0].n_cqe - 1].wr_id, id);
+	ck_assert_uint_eq(p->s[0].cqe[p->s[0].n_cqe - 1].status,
+			  RDMAP_WC_SUCCESS);
+	ck_assert_mem_eq(b, a, len);
+}
+
+/*
+ * The MULPDU follows the connection's EMSS as it changes: segments cut
+ * afterwards fill the new one, never more than the bound the engine was
+ * started with, never less than the longest header.
+ */
+START_TEST(the_mulpdu_follows_the_emss_within_its_bound)
+{
+	enum { LEN = 10000 };
+	static uint8_t a[LEN], b[LEN];
+	struct pair_opts o;
+	struct pair p;
+	struct rdmap_qp *q;
+	uint32_t sa, sb;
+	size_t longest;
+
+	pair_opts_default(&o);
+	o.mulpdu_max = 4000;
+	o.record_wire = true;
+	setup(&p, &o, "mulpdu_follows", 15);
+	q = &p.s[0].qp;
+	ck_assert_uint_eq(q->conn.mulpdu, 1454);
+	ck_assert_uint_eq(q->conn.mulpdu_max, 4000);
+	for (size_t i = 0; i < LEN; i++)
+		a[i] = (uint8_t)(i * 17 + 1);
+	sa = pair_reg(&p, 0, a, LEN, ACC_ALL);
+	sb = pair_reg(&p, 1, b, LEN, ACC_ALL);
+	write_recorded(&p, a, sa, b, sb, LEN, 1);
+	ck_assert_uint_eq(wire_ulpdus(&p.s[0], false, &longest), 7);
+	ck_assert_uint_eq(longest, 1454);
+
+	rdmap_set_mulpdu(q, 3000);
+	ck_assert_uint_eq(q->conn.mulpdu, 3000);
+	memset(b, 0, LEN);
+	write_recorded(&p, a, sa, b, sb, LEN, 2);
+	ck_assert_uint_eq(wire_ulpdus(&p.s[0], false, &longest), 4);
+	ck_assert_uint_eq(longest, 3000);
+
+	rdmap_set_mulpdu(q, 60000);
+	ck_assert_uint_eq(q->conn.mulpdu, 4000);
+	memset(b, 0, LEN);
+	write_recorded(&p, a, sa, b, sb, LEN, 3);
+	ck_assert_uint_eq(wire_ulpdus(&p.s[0], false, &longest), 3);
+	ck_assert_uint_eq(longest, 4000);
+
+	rdmap_set_mulpdu(q, 1);
+	ck_assert_uint_eq(q->conn.mulpdu, RDMAP_MIN_MULPDU);
+	pair_fini(&p);
+}
+END_TEST
+
 /* ---- completion timing ---------------------------------------------- */
 
 #define TIMING_LEN 3000
@@ -951,11 +1020,13 @@ END_TEST
 /*
  * With markers, FPDUs are built whole into the staging ring until it is
  * full, and in place behind it.  A peer's RDMA Write lands in the source
- * of the FPDU being written, an in-place one with markers: the rest of
- * it moves aside, its markers staying where they are, and it still ends
- * true to its CRC.
+ * of the FPDU being written, an in-place one: the rest of it moves aside,
+ * its markers staying where they are, and it still ends true to its CRC.
+ * 0: with markers.  1: without, the MULPDU raised after the start from
+ * 1454 to near 64 KiB, as a connection's MSS grows: the moved payload is
+ * longer than the MULPDU the engine started with.
  */
-START_TEST(crc_stays_true_when_a_write_lands_in_a_half_sent_marked_fpdu)
+START_TEST(crc_stays_true_when_a_write_lands_in_a_half_sent_fpdu)
 {
 	enum { LEN = 1 << 20, WLEN = 4096 };
 	static uint8_t a[LEN], old[LEN], b[LEN], c[WLEN];
@@ -968,10 +1039,16 @@ START_TEST(crc_stays_true_when_a_write_lands_in_a_half_sent_marked_fpdu)
 
 	pair_opts_default(&o);
 	o.crc = true;
-	o.markers = true;
-	o.emss = 65000;
+	o.markers = _i == 0;
+	o.emss = _i == 0 ? 65000 : 1460;
+	o.mulpdu_max = 65000;
 	o.responder_first = true;
-	setup(&p, &o, "crc_write_into_half_sent_marked_fpdu", 7);
+	setup(&p, &o, "crc_write_into_half_sent_fpdu", 7 + _i);
+	if (_i == 1) {
+		ck_assert_uint_eq(p.s[0].qp.conn.mulpdu, 1454);
+		rdmap_set_mulpdu(&p.s[0].qp, 65000);
+		ck_assert_uint_eq(p.s[0].qp.conn.mulpdu, 65000);
+	}
 	for (size_t i = 0; i < LEN; i++)
 		a[i] = (uint8_t)(i * 7 + 3);
 	memcpy(old, a, LEN);
@@ -1006,7 +1083,8 @@ START_TEST(crc_stays_true_when_a_write_lands_in_a_half_sent_marked_fpdu)
 			ck_assert_uint_gt(pair_pump_one(&p, 0, step), 0);
 	}
 	ck_assert_msg(fp != NULL, "no FPDU was built in place");
-	ck_assert_uint_gt(fp->frame.n_markers, 0);
+	if (_i == 0)
+		ck_assert_uint_gt(fp->frame.n_markers, 0);
 	off = (size_t)(fp->src_hi - a) - WLEN; /* not sent yet */
 	{
 		struct rdmap_sge ws = { (uintptr_t)c, WLEN, sc };
@@ -1030,8 +1108,9 @@ START_TEST(crc_stays_true_when_a_write_lands_in_a_half_sent_marked_fpdu)
 				moved = (size_t)(base - q->bounce) +
 					fp->wire[j].iov_len;
 		}
-		ck_assert_uint_gt(moved, 0);
+		ck_assert_uint_gt(moved, _i == 0 ? 0 : 1454);
 		ck_assert_uint_le(moved, q->conn.mulpdu);
+		ck_assert_uint_ge(malloc_usable_size(q->bounce), moved);
 	}
 	pair_pump(&p);
 	ck_assert_int_eq(p.s[0].feed_err, 0);
@@ -1573,12 +1652,14 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, send_and_write_complete_only_when_their_last_octet_is_handed_down);
 	tcase_add_loop_test(tc, crc_covers_payload_a_write_changed_while_its_fpdu_waited,
 			    0, 2);
-	tcase_add_test(tc, crc_stays_true_when_a_write_lands_in_a_half_sent_marked_fpdu);
+	tcase_add_loop_test(tc, crc_stays_true_when_a_write_lands_in_a_half_sent_fpdu,
+			    0, 2);
 	tcase_add_loop_test(tc, read_completes_only_when_its_last_response_octet_is_placed,
 			    0, 2);
 	tcase_add_test(tc, a_mulpdu_below_the_longest_header_is_refused_at_start);
 	tcase_add_test(tc, the_smallest_mulpdu_carries_every_message_in_full_segments);
 	tcase_add_test(tc, markers_cut_a_larger_mulpdu_to_what_an_fpduptr_reaches);
+	tcase_add_test(tc, the_mulpdu_follows_the_emss_within_its_bound);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("random");

@@ -1282,6 +1282,52 @@ START_TEST(many_connections_at_once_each_move_verified_data)
 }
 END_TEST
 
+/*
+ * TCP on loopback starts a connection's MSS at half the peer's first
+ * window (32 KiB, on a 64 KiB MTU) and raises it as the window opens.
+ * The MULPDU follows it, so that a bulk transfer ends up framed in FPDUs
+ * near 64 KiB; with CRC on, whose bounce buffer must take them.  A Read
+ * of the target afterwards sees every Write's octets.
+ */
+START_TEST(the_mulpdu_grows_with_the_connections_mss)
+{
+	enum { MIB = 1 << 20, WRITES = 64 };
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_qp_attr qa;
+	struct iw_sge sg;
+	struct iw_wc wc;
+	uint16_t first;
+
+	e2e_opts_default(&o);
+	o.buf_len = 2 * MIB;
+	o.client.crc = IW_MPA_ON;
+	e2e_connect(&e, &o);
+	ck_assert_int_eq(iw_query_qp(e.c.qp, &qa), 0);
+	first = qa.mulpdu;
+	for (uint64_t i = 0; i < WRITES; i++) {
+		e2e_fill(e.c.buf, MIB, (uint32_t)i);
+		sg = (struct iw_sge){ (uintptr_t)e.c.buf, MIB, e.c.mr->lkey };
+		post_send(&e.c, i, IW_WR_RDMA_WRITE, &sg, 1,
+			  (uintptr_t)e.s.buf, e.s.mr->rkey);
+		e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+		expect_wc(&wc, i, IW_WC_RDMA_WRITE, MIB);
+	}
+	sg = (struct iw_sge){ (uintptr_t)e.c.buf + MIB, MIB, e.c.mr->lkey };
+	post_send(&e.c, WRITES, IW_WR_RDMA_READ, &sg, 1, (uintptr_t)e.s.buf,
+		  e.s.mr->rkey);
+	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	expect_wc(&wc, WRITES, IW_WC_RDMA_READ, MIB);
+	ck_assert_mem_eq(e.c.buf + MIB, e.c.buf, MIB);
+	ck_assert_int_eq(iw_query_qp(e.c.qp, &qa), 0);
+	printf("MULPDU %u at the start, %u after %d MiB\n", first, qa.mulpdu,
+	       WRITES);
+	ck_assert_uint_ge(qa.mulpdu, first);
+	ck_assert_uint_gt(qa.mulpdu, 60000);
+	e2e_teardown(&e);
+}
+END_TEST
+
 static Suite *verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
@@ -1302,6 +1348,7 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, disconnect_with_a_read_outstanding_completes_everything_once);
 	tcase_add_test(tc, disconnect_while_the_peer_stalls_flushes_what_did_not_leave);
 	tcase_add_test(tc, many_connections_at_once_each_move_verified_data);
+	tcase_add_test(tc, the_mulpdu_grows_with_the_connections_mss);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("invalidate");
 	tcase_set_timeout(tc, 60);

@@ -9,8 +9,6 @@
  * connection closes and its final event goes out.
  */
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <string.h>
 #include <time.h>
 
@@ -145,6 +143,32 @@ static int conn_tx_gather(void *arg, struct iovec *iov, int max,
 	return n;
 }
 
+/*
+ * The EMSS is TCP's MSS, which grows as the peer's window opens (see
+ * tp_mss()): the MULPDU follows it, so that a connection does not frame
+ * for ever as it had to at its start.  It is looked at after 64 KiB sent
+ * and then whenever the octets sent have doubled, a few dozen looks in a
+ * connection's life, none once the MULPDU has reached its bound.
+ */
+#define MSS_FIRST_LOOK (64 * 1024)
+
+static void follow_mss(struct iw_cm_id *id, struct rdmap_qp *e, size_t len)
+{
+	uint16_t was = e->conn.mulpdu;
+
+	id->tx_octets += len;
+	if (id->tx_octets < id->mss_look_at)
+		return;
+	rdmap_set_mulpdu(e, mpa_mulpdu(tp_mss(&id->tp), e->conn.markers_tx));
+	if (e->conn.mulpdu != was)
+		iw_log_id(id, "MULPDU %u, was %u: TCP's MSS changed",
+			  e->conn.mulpdu, was);
+	if (e->conn.mulpdu == e->conn.mulpdu_max)
+		id->mss_look_at = UINT64_MAX;
+	else
+		id->mss_look_at = 2 * id->tx_octets;
+}
+
 static void conn_tx_advance(void *arg, size_t len)
 {
 	struct iw_cm_id *id = arg;
@@ -155,8 +179,10 @@ static void conn_tx_advance(void *arg, size_t len)
 		frame = len;
 	id->out_sent += frame;
 	len -= frame;
-	if (e && len)
+	if (e && len) {
 		rdmap_tx_advance(e, len);
+		follow_mss(id, e, len);
+	}
 	if (id->close_after_tx && id->out_sent == id->out_len) {
 		/* a refusing Reply has left: that is the end of it */
 		tp_shutdown(&id->tp);
@@ -164,17 +190,6 @@ static void conn_tx_advance(void *arg, size_t len)
 		return;
 	}
 	check_engine(id);
-}
-
-/* The TCP MSS of the connection, for the MULPDU (RFC 5044 section 4.5). */
-static uint32_t conn_emss(struct iw_cm_id *id)
-{
-	int mss = 0;
-	socklen_t l = sizeof(mss);
-
-	if (getsockopt(id->tp.fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &l) || mss <= 0)
-		return 1460;
-	return (uint32_t)mss;
 }
 
 static struct rdmap_conn conn_params(struct iw_cm_id *id,
@@ -186,7 +201,9 @@ static struct rdmap_conn conn_params(struct iw_cm_id *id,
 		.crc = mp->crc,
 		.markers_tx = mp->markers_tx,
 		.markers_rx = mp->markers_rx,
-		.mulpdu = mpa_mulpdu(conn_emss(id), mp->markers_tx),
+		/* the EMSS of RFC 5044 section 4.5: TCP's MSS */
+		.mulpdu = mpa_mulpdu(tp_mss(&id->tp), mp->markers_tx),
+		.mulpdu_max = mpa_mulpdu(tp_mss_bound(&id->tp), mp->markers_tx),
 		.max_ulpdu = 0xffff,
 		.ird = mp->ird,
 		.ord = mp->ord,
@@ -203,6 +220,8 @@ void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 	int rc = rdmap_qp_start(&id->qp->engine, &c);
 
 	id->state = ID_CONNECTED;
+	id->tx_octets = 0;
+	id->mss_look_at = MSS_FIRST_LOOK;
 	iw_log_id(id, "established as %s: MPA rev %u%s, CRC %s, markers %s/%s, "
 		      "IRD %u ORD %u, RTR %u, MULPDU %u",
 		  initiator ? "initiator" : "responder", mp->revision,

@@ -261,6 +261,8 @@ struct iw_cm_id {
 	bool close_after_tx; /* a refusing Reply: close once it has left */
 	bool answered;	     /* passive: iw_accept() or iw_reject() decided */
 	bool tx_hold;	     /* the first FPDU waits (timer) */
+	/* octets the engine has sent, and when to look at the MSS again */
+	uint64_t tx_octets, mss_look_at;
 	bool term_deadline;  /* term_timer runs */
 	/* initiator: when our Request went out and the Reply came */
 	struct timespec hs_start, hs_done;
