@@ -1304,6 +1304,7 @@ START_TEST(the_mulpdu_grows_with_the_connections_mss)
 	o.client.crc = IW_MPA_ON;
 	e2e_connect(&e, &o);
 	ck_assert_int_eq(iw_query_qp(e.c.qp, &qa), 0);
+	ck_assert_uint_eq(qa.crc, 1);
 	first = qa.mulpdu;
 	for (uint64_t i = 0; i < WRITES; i++) {
 		e2e_fill(e.c.buf, MIB, (uint32_t)i);
