@@ -212,16 +212,22 @@ static struct rdmap_conn conn_params(struct iw_cm_id *id,
 	};
 }
 
+/* The QP's engine takes the stream; the MSS is looked at as it goes. */
+static int start_engine(struct iw_cm_id *id, const struct rdmap_conn *c)
+{
+	id->tx_octets = 0;
+	id->mss_look_at = MSS_FIRST_LOOK;
+	return rdmap_qp_start(&id->qp->engine, c);
+}
+
 /* The handshake is done: the QP's engine takes the stream. */
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator)
 {
 	struct rdmap_conn c = conn_params(id, mp, initiator);
-	int rc = rdmap_qp_start(&id->qp->engine, &c);
+	int rc = start_engine(id, &c);
 
 	id->state = ID_CONNECTED;
-	id->tx_octets = 0;
-	id->mss_look_at = MSS_FIRST_LOOK;
 	iw_log_id(id, "established as %s: MPA rev %u%s, CRC %s, markers %s/%s, "
 		      "IRD %u ORD %u, RTR %u, MULPDU %u",
 		  initiator ? "initiator" : "responder", mp->revision,
@@ -251,7 +257,7 @@ static void refuse_with_terminate(struct iw_cm_id *id, int err)
 	};
 	struct rdmap_conn c = conn_params(id, &mp, true);
 
-	if (rdmap_qp_start(&id->qp->engine, &c) == 0) {
+	if (start_engine(id, &c) == 0) {
 		id->state = ID_CONNECTED;
 		rdmap_qp_terminate(&id->qp->engine, err);
 		conn_kick(id); /* closes once the Terminate has left */
