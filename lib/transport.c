@@ -469,19 +469,19 @@ uint32_t tp_mss(const struct tp_conn *c)
 
 /*
  * What the MSS may grow to: the path MTU less the IP and TCP headers
- * without options, or tp_mss() when the MTU is not known.
+ * without options; 0 when the MTU is not known.
  */
 uint32_t tp_mss_bound(const struct tp_conn *c)
 {
 	bool v6 = c->local.ss_family == AF_INET6;
-	uint32_t now = tp_mss(c), hdrs = v6 ? 60 : 40;
+	uint32_t hdrs = v6 ? 60 : 40;
 	int mtu = 0;
 	socklen_t l = sizeof(mtu);
 
 	if (getsockopt(c->fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
 		       v6 ? IPV6_MTU : IP_MTU, &mtu, &l) ||
-	    mtu <= (int)hdrs || (uint32_t)mtu - hdrs < now)
-		return now;
+	    mtu <= (int)hdrs)
+		return 0;
 	return (uint32_t)mtu - hdrs;
 }
 

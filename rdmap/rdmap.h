@@ -254,7 +254,7 @@ struct rdmap_conn {
 	/* both at least RDMAP_MIN_MULPDU */
 	uint16_t mulpdu;    /* longest ULPDU we send */
 	uint16_t max_ulpdu; /* longest ULPDU we accept */
-	/* what rdmap_set_mulpdu() may raise mulpdu to; 0: mulpdu itself */
+	/* what rdmap_set_mulpdu() may raise mulpdu to; below mulpdu: mulpdu */
 	uint16_t mulpdu_max;
 	uint16_t ird, ord;
 	uint8_t rtr; /* peer-to-peer: the agreed enum mpa_rtr type, or 0 */

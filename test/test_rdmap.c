@@ -814,6 +814,11 @@ static void write_recorded(struct pair *p, uint8_t *a, uint32_t sa,
 START_TEST(the_mulpdu_follows_the_emss_within_its_bound)
 {
 	enum { LEN = 10000 };
+	/* 0: as started; then up, then above the bound */
+	static const struct {
+		uint16_t ask, got;
+		size_t fpdus;
+	} step[] = { { 0, 1454, 7 }, { 3000, 3000, 4 }, { 60000, 4000, 3 } };
 	static uint8_t a[LEN], b[LEN];
 	struct pair_opts o;
 	struct pair p;
@@ -832,23 +837,16 @@ START_TEST(the_mulpdu_follows_the_emss_within_its_bound)
 		a[i] = (uint8_t)(i * 17 + 1);
 	sa = pair_reg(&p, 0, a, LEN, ACC_ALL);
 	sb = pair_reg(&p, 1, b, LEN, ACC_ALL);
-	write_recorded(&p, a, sa, b, sb, LEN, 1);
-	ck_assert_uint_eq(wire_ulpdus(&p.s[0], false, &longest), 7);
-	ck_assert_uint_eq(longest, 1454);
-
-	rdmap_set_mulpdu(q, 3000);
-	ck_assert_uint_eq(q->conn.mulpdu, 3000);
-	memset(b, 0, LEN);
-	write_recorded(&p, a, sa, b, sb, LEN, 2);
-	ck_assert_uint_eq(wire_ulpdus(&p.s[0], false, &longest), 4);
-	ck_assert_uint_eq(longest, 3000);
-
-	rdmap_set_mulpdu(q, 60000);
-	ck_assert_uint_eq(q->conn.mulpdu, 4000);
-	memset(b, 0, LEN);
-	write_recorded(&p, a, sa, b, sb, LEN, 3);
-	ck_assert_uint_eq(wire_ulpdus(&p.s[0], false, &longest), 3);
-	ck_assert_uint_eq(longest, 4000);
+	for (uint64_t i = 0; i < sizeof(step) / sizeof(step[0]); i++) {
+		if (step[i].ask)
+			rdmap_set_mulpdu(q, step[i].ask);
+		ck_assert_uint_eq(q->conn.mulpdu, step[i].got);
+		memset(b, 0, LEN);
+		write_recorded(&p, a, sa, b, sb, LEN, i + 1);
+		ck_assert_uint_eq(wire_ulpdus(&p.s[0], false, &longest),
+				  step[i].fpdus);
+		ck_assert_uint_eq(longest, step[i].got);
+	}
 
 	rdmap_set_mulpdu(q, 1);
 	ck_assert_uint_eq(q->conn.mulpdu, RDMAP_MIN_MULPDU);
