@@ -13,6 +13,13 @@
  *
  * "hostile_peer PORT leave" sends one whole MPA Request and leaves at
  * once, before any answer can come.
+ *
+ * "hostile_peer PORT request HEX" sends an MPA revision 2 Request whose
+ * private data is HEX (the RFC 6581 words first), and prints the Reply's
+ * Reject bit and private data, bytes outside printable ASCII as \xNN,
+ * and the private data again in hex:
+ *   reply R1: ...
+ *   hex: ...
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,6 +27,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +112,57 @@ static int request_and_leave(const struct sockaddr_in *a)
 	return 0;
 }
 
+static int read_all(int fd, uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* A Request with the given private data; the Reply, printed. */
+static int request_and_print(const struct sockaddr_in *a, const char *hex)
+{
+	uint8_t frame[20 + 512], reply[20 + 512];
+	size_t pd = strlen(hex) / 2;
+	uint16_t rlen;
+	int fd = open_one(a);
+
+	if (fd < 0 || pd > 512 || strlen(hex) % 2)
+		return 1;
+	memcpy(frame, "MPA ID Req Frame", 16);
+	frame[16] = 0x10; /* enhanced (RFC 6581) */
+	frame[17] = 2;
+	frame[18] = (uint8_t)(pd >> 8);
+	frame[19] = (uint8_t)pd;
+	for (size_t i = 0; i < pd; i++)
+		sscanf(hex + 2 * i, "%2hhx", &frame[20 + i]);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (write(fd, frame, 20 + pd) != (ssize_t)(20 + pd) ||
+	    read_all(fd, reply, 20))
+		return 1;
+	rlen = (uint16_t)(reply[18] << 8 | reply[19]);
+	if (rlen > 512 || read_all(fd, reply + 20, rlen))
+		return 1;
+	printf("reply R%d: ", !!(reply[16] & 0x20));
+	for (size_t i = 0; i < rlen; i++) {
+		uint8_t c = reply[20 + i];
+
+		printf(c >= 0x20 && c < 0x7f ? "%c" : "\\x%02x", c);
+	}
+	printf("\nhex: ");
+	for (size_t i = 0; i < rlen; i++)
+		printf("%02x", reply[20 + i]);
+	printf("\n");
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
@@ -119,9 +178,14 @@ int main(int argc, char **argv)
 		a.sin_port = htons((uint16_t)atoi(argv[1]));
 		return request_and_leave(&a);
 	}
+	if (argc == 4 && !strcmp(argv[2], "request")) {
+		a.sin_port = htons((uint16_t)atoi(argv[1]));
+		return request_and_print(&a, argv[3]);
+	}
 	if (argc != 5) {
 		fprintf(stderr, "usage: hostile_peer PORT IDLE SLOW HOLD\n"
-				"       hostile_peer PORT leave\n");
+				"       hostile_peer PORT leave\n"
+				"       hostile_peer PORT request HEX\n");
 		return 2;
 	}
 	a.sin_port = htons((uint16_t)atoi(argv[1]));

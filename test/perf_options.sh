@@ -3,13 +3,15 @@
 # of two from 2 octets to 8 MiB, --duration runs that long, -D is the
 # depth the header names and the Read depth the handshake carries (as
 # tshark reads the MPA frames), --rx-depth the receives the server
-# grants for Sends, --mpa-rev 1, --crc on and --markers on
-# are what the handshake settled, and a server and a client in two
-# processes run every mode over the native exchange, and a server that
-# refuses a Request names it; --progress runs each mode, --threads runs a
-# thread per QP at both ends, -q takes 1024 QPs, --idle reports what its
-# idle QPs cost, and the table has its CPU and ratio columns.  Every JSON
-# row is read by jq, and every figure its mode measures must be positive.
+# grants for Sends (a server refuses too many, and grants an older
+# client's Request, which names none, the depth), --mpa-rev 1, --crc on
+# and --markers on are what the handshake settled, and a server and a
+# client in two processes run every mode over the native exchange, and a
+# server that refuses a Request names it; --progress runs each mode,
+# --threads runs a thread per QP at both ends, -q takes 1024 QPs, --idle
+# reports what its idle QPs cost, and the table has its CPU and ratio
+# columns.  Every JSON row is read by jq, and every figure its mode
+# measures must be positive.
 set -eu
 
 perf="$abs_top_builddir/tools/iwarp-perf"
@@ -83,6 +85,33 @@ grep -q "^ *64 *2000 " "$work/rx.txt" ||
 credits=$(tshark_r "$work/rx.pcap" -Y "iwarp_mpa.rep" -T fields \
 	-e iwarp_mpa.privatedata | cut -c49-56)
 [ "$credits" = "00000028" ] || fail "--rx-depth 40: credits $credits"
+# a Request (RFC 6581 words, then perf_req: a send bw run of depth 128)
+# that asks for more receives than a server takes is refused, saying so;
+# one with none named (an older client) is granted the depth
+peer="$abs_top_builddir/test/hostile_peer"
+req=000100014957504601000000000000010000000100000080
+req=${req}0000000000001000000000000000000000000000
+# raw_request RX-DEPTH-HEX: the server's answer in $work/reply
+raw_request() {
+	port=$(free_port_pair)
+	timeout 60 "$perf" -B 127.0.0.1 -p "$port" 2>"$work/server.err" &
+	server=$!
+	wait_tcp "$port" 0A
+	"$peer" "$port" request "${req}${1}00000000" >"$work/reply" ||
+		fail "hostile_peer request: exit $?"
+	wait "$server" || true
+	server=
+}
+raw_request 00004e20
+grep -q "^reply R1: .*20000 receives; this server takes 1 to 16383\$" \
+	"$work/reply" || fail "20000 receives: $(cat "$work/reply")"
+grep -qx "iwarp-perf: refused client 127.0.0.1: 20000 receives; this server takes 1 to 16383" \
+	"$work/server.err" || fail "20000 receives: $(cat "$work/server.err")"
+raw_request 00000000
+grep -q "^reply R0: " "$work/reply" ||
+	fail "no receives named: $(cat "$work/reply")"
+[ "$(sed -n 's/^hex: //p' "$work/reply" | cut -c49-56)" = 00000080 ] ||
+	fail "an older client's grant: $(cat "$work/reply")"
 
 # the MPA options: what the handshake settled, in the header, and rows
 # that count what was asked
