@@ -625,6 +625,16 @@ void tp_poll(struct tp_conn *c)
 }
 
 /*
+ * Has the loop run tp_poll() at its next turn, in a callback of its own.
+ * From the loop's thread.
+ */
+void tp_poll_soon(struct tp_conn *c)
+{
+	if (!c->shut && !c->connecting && !c->eof_seen)
+		event_active(c->rev, EV_READ, 0);
+}
+
+/*
  * Whether the loop watches the socket for reading: not while a polling
  * thread reads it (tp_poll()).  With the owner's lock held.
  */

@@ -139,6 +139,7 @@ void tp_poll(struct tp_conn *c);
 uint32_t tp_mss(const struct tp_conn *c);
 uint32_t tp_mss_bound(const struct tp_conn *c);
 void tp_watch_reads(struct tp_conn *c, bool on);
+void tp_poll_soon(struct tp_conn *c);
 void tp_shutdown(struct tp_conn *c);
 void tp_free(struct tp_conn *c);
 

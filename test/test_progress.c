@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -465,6 +466,166 @@ START_TEST(thread_mode_takes_back_a_connection_nobody_polls)
 }
 END_TEST
 
+/* ---- thread mode: requests posted one at a time while polling ------ */
+
+/* The process's sendmsg() calls, counted while counting is on. */
+static atomic_bool counting;
+static atomic_int sendmsgs;
+
+typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
+
+ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	sendmsg_fn real = (sendmsg_fn)dlsym(RTLD_NEXT, "sendmsg");
+
+	if (atomic_load(&counting))
+		atomic_fetch_add(&sendmsgs, 1);
+	return real(fd, msg, flags);
+}
+
+static void count_sendmsgs(bool on)
+{
+	if (on)
+		atomic_store(&sendmsgs, 0);
+	atomic_store(&counting, on);
+}
+
+/*
+ * A connection whose client polls its empty CQ, so that its polls own
+ * it, and whose server has @n receives of 64 octets posted.
+ */
+static void burst_connect(struct e2e *e, int n)
+{
+	struct e2e_opts o;
+	struct iw_wc wc;
+
+	e2e_opts_default(&o);
+	e2e_connect(e, &o);
+	post_recv(e->s.qp, e->s.buf, 64, e->s.mr->lkey, 1);
+	post_send(e->c.qp, IW_WR_SEND, e->c.buf, 64, e->c.mr->lkey, 0, 0, 1);
+	e2e_poll(e->s.cq, &wc, 1, E2E_WAIT_MS);
+	e2e_poll(e->c.cq, &wc, 1, E2E_WAIT_MS);
+	for (int i = 0; i < n; i++)
+		post_recv(e->s.qp, e->s.buf + 64 * i, 64, e->s.mr->lkey,
+			  100 + i);
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(iw_poll_cq(e->c.cq, 1, &wc), 0);
+}
+
+/* Posts Sends @first to @first + @n - 1, one iw_post_send() each. */
+static void burst_post(struct e2e *e, int first, int n)
+{
+	for (int i = first; i < first + n; i++) {
+		memset(e->c.buf + 64 * i, 'A' + i, 64);
+		post_send(e->c.qp, IW_WR_SEND, e->c.buf + 64 * i, 64,
+			  e->c.mr->lkey, 0, 0, 100 + i);
+	}
+}
+
+/* The server has received Sends 0 to @n - 1, in order, intact. */
+static void burst_received(struct e2e *e, int n)
+{
+	struct iw_wc wc[16];
+
+	ck_assert_int_le(n, 16);
+	e2e_poll(e->s.cq, wc, n, E2E_WAIT_MS);
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(wc[i].status, IW_WC_SUCCESS);
+		ck_assert_uint_eq(wc[i].wr_id, 100 + i);
+		ck_assert_mem_eq(e->s.buf + 64 * i, e->c.buf + 64 * i, 64);
+	}
+}
+
+/*
+ * Requests posted one per call while the application's polls own the
+ * connection leave together at its next poll: the first post writes to
+ * the socket, the other fifteen wait for the poll's single write.
+ */
+START_TEST(thread_mode_sends_a_burst_with_the_next_poll)
+{
+	enum { N = 16 };
+	struct e2e e;
+	struct iw_wc wc[N];
+	int by_posts;
+
+	burst_connect(&e, N);
+	count_sendmsgs(true);
+	burst_post(&e, 0, N);
+	by_posts = atomic_load(&sendmsgs);
+	e2e_poll(e.c.cq, wc, N, E2E_WAIT_MS);
+	count_sendmsgs(false);
+	/* the loop's timer may have sent once meanwhile */
+	require(by_posts >= 1 && by_posts <= 2,
+		"%d posts wrote %d times, not once", N, by_posts);
+	require(atomic_load(&sendmsgs) <= 3, "%d writes for %d Sends",
+		atomic_load(&sendmsgs), N);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(wc[i].status, IW_WC_SUCCESS);
+		ck_assert_uint_eq(wc[i].wr_id, 100 + i);
+	}
+	burst_received(&e, N);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
+ * The application posts two requests and stops calling: the loop's
+ * thread sends what waited for its poll.
+ */
+START_TEST(thread_mode_sends_a_burst_nobody_polls_for)
+{
+	struct e2e e;
+
+	burst_connect(&e, 2);
+	burst_post(&e, 0, 2);
+	burst_received(&e, 2);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* Arming a CQ of the QP sends what waited, at once: its owner sleeps. */
+START_TEST(thread_mode_sends_a_burst_when_a_cq_is_armed)
+{
+	struct e2e e;
+	int by_posts;
+
+	burst_connect(&e, 2);
+	count_sendmsgs(true);
+	burst_post(&e, 0, 2);
+	by_posts = atomic_load(&sendmsgs);
+	ck_assert_int_eq(iw_req_notify_cq(e.c.cq, 0), 0);
+	count_sendmsgs(false);
+	/* (the loop's timer may have sent the second before the arming) */
+	require(by_posts >= 1 && atomic_load(&sendmsgs) == 2,
+		"writes: %d by the posts, %d with the arming", by_posts,
+		atomic_load(&sendmsgs));
+	burst_received(&e, 2);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
+ * A disconnect right after the posts sends them first: they complete,
+ * and the peer receives them, before the stream ends.
+ */
+START_TEST(disconnect_sends_a_burst_first)
+{
+	struct e2e e;
+	struct iw_wc wc[2];
+
+	burst_connect(&e, 2);
+	burst_post(&e, 0, 2);
+	ck_assert_int_eq(iw_disconnect(e.c.id), 0);
+	burst_received(&e, 2);
+	e2e_poll(e.c.cq, wc, 2, E2E_WAIT_MS);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(wc[i].status, IW_WC_SUCCESS);
+		ck_assert_uint_eq(wc[i].wr_id, 100 + i);
+	}
+	e2e_teardown(&e);
+}
+END_TEST
+
 /*
  * After polling, the application arms its CQ and sleeps on the CQ's
  * descriptor: the loop watches the socket again at once, so the next Send
@@ -893,6 +1054,10 @@ static Suite *progress_suite(void)
 	tcase_add_test(tc, threads_mode_carries_every_connection);
 	tcase_add_test(tc, thread_mode_takes_back_a_connection_nobody_polls);
 	tcase_add_test(tc, thread_mode_wakes_a_sleeper_after_polling);
+	tcase_add_test(tc, thread_mode_sends_a_burst_with_the_next_poll);
+	tcase_add_test(tc, thread_mode_sends_a_burst_nobody_polls_for);
+	tcase_add_test(tc, thread_mode_sends_a_burst_when_a_cq_is_armed);
+	tcase_add_test(tc, disconnect_sends_a_burst_first);
 	tcase_add_test(tc, thread_mode_spinner_serves_a_cq_nobody_polls);
 	tcase_add_test(tc, cq_many_producers_many_pollers_each_completion_once);
 	tcase_add_test(tc, cq_polled_while_its_qps_come_and_go);

@@ -990,7 +990,9 @@ int iw_disconnect(struct iw_cm_id *id)
 	pthread_mutex_lock(&id->lock);
 	if (id->state == ID_CONNECTED) {
 		iw_log_id(id, "disconnecting");
-		cm_stream_ended(id, 0);
+		conn_flush(id); /* what was posted leaves first */
+		if (id->state == ID_CONNECTED)
+			cm_stream_ended(id, 0);
 	} else if (id->state != ID_CLOSED && id->state != ID_IDLE &&
 		   id->state != ID_LISTEN) {
 		id->reported = true;

@@ -316,6 +316,13 @@ static bool progress_due(struct iw_cq *cq)
 	       CQ_BUSY_PROGRESS - 1;
 }
 
+/* How many polls the CQ has had, empty or not (a count that wraps). */
+uint32_t cq_polls(struct iw_cq *cq)
+{
+	return atomic_load_explicit(&cq->next_qp, memory_order_relaxed) +
+	       atomic_load_explicit(&cq->busy_polls, memory_order_relaxed);
+}
+
 /*
  * Empty polls in a row before the polling thread helps other CQs (see
  * progress_help()): a few hundred are tens of microseconds with nothing
@@ -341,6 +348,8 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 	if (!num_entries)
 		return 0;
 	g = grace_enter(&cq->grace);
+	if (atomic_load_explicit(&cq->tx_deferred, memory_order_relaxed))
+		progress_flush(cq); /* work posted since the last poll */
 	n = take(cq, num_entries, wc);
 	if (!n) {
 		progress_cq(cq, true);

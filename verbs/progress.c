@@ -233,6 +233,7 @@ void progress_unpoll(struct iw_cm_id *id)
 /*
  * The loop's timer: a connection nobody has polled since the last look
  * goes back to the loop.  One whose lock is taken is being polled now.
+ * Work posted after the last poll leaves now, at the latest.
  */
 static void on_reclaim(evutil_socket_t fd, short what, void *arg)
 {
@@ -250,6 +251,11 @@ static void on_reclaim(evutil_socket_t fd, short what, void *arg)
 			give_back(id);
 		else
 			id->app_polls_seen = id->app_polls;
+		if (id->tx_deferred) {
+			/* sent from a callback of its own, not under owned_lock */
+			id->tx_deferred = false;
+			tp_poll_soon(&id->tp);
+		}
 		pthread_mutex_unlock(&id->lock);
 	}
 	if (!l->owned) {
@@ -275,6 +281,8 @@ void progress_cq_armed(struct iw_cq *cq)
 			give_back(id);
 			pthread_mutex_unlock(&id->loop->owned_lock);
 		}
+		if (id)
+			conn_flush(id); /* a sleeper's work must not wait */
 		pthread_mutex_unlock(lk);
 	}
 	grace_exit(&cq->grace, g);
@@ -465,6 +473,30 @@ static void progress_qp(struct iw_qp *qp, bool waiting)
 	pthread_mutex_unlock(l);
 }
 
+/*
+ * Sends the work posted to the CQ's QPs while polls owned their
+ * connections (conn_posted()).  A QP whose lock another thread holds is
+ * left to the next poll.
+ */
+void progress_flush(struct iw_cq *cq)
+{
+	struct cq_qps *qps = atomic_load(&cq->qps);
+
+	atomic_store(&cq->tx_deferred, false);
+	for (uint32_t i = 0; i < qps->n; i++) {
+		struct iw_qp *qp = qps->qp[i];
+		pthread_mutex_t *l = atomic_load(&qp->lock);
+
+		if (pthread_mutex_trylock(l)) {
+			atomic_store(&cq->tx_deferred, true);
+			continue;
+		}
+		if (l == atomic_load(&qp->lock) && qp->id)
+			conn_flush(qp->id);
+		pthread_mutex_unlock(l);
+	}
+}
+
 /* Moves on the CQ's QPs, from the @start-th on. */
 static void progress_qps(struct iw_cq *cq, uint32_t start, bool waiting)
 {
@@ -524,11 +556,7 @@ void progress_help(struct iw_cq *idle)
 		if (cq == idle)
 			continue;
 		if (look) {
-			uint32_t polls =
-				atomic_load_explicit(&cq->next_qp,
-						     memory_order_relaxed) +
-				atomic_load_explicit(&cq->busy_polls,
-						     memory_order_relaxed);
+			uint32_t polls = cq_polls(cq);
 
 			cq->unpolled = polls == cq->polls_seen;
 			cq->polls_seen = polls;

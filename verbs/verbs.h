@@ -142,6 +142,7 @@ struct iw_cq {
 	atomic_bool armed;
 	atomic_bool solicited_only;
 	atomic_bool overrun;
+	atomic_bool tx_deferred; /* a QP's posted work waits for a poll */
 	int efd; /* eventfd: readable after an armed completion */
 	pthread_mutex_t lock; /* reserved, orphans' walk, the QP list */
 	uint32_t reserved; /* work requests of attached QPs it must hold */
@@ -251,6 +252,14 @@ struct iw_cm_id {
 	 */
 	bool app_polled;
 	uint32_t app_polls, app_polls_seen;
+	/*
+	 * Meanwhile, work posted after another post with no poll between
+	 * them waits for the next poll of the QP's CQs (or the hand-back), so
+	 * that requests posted one at a time leave in one write rather than
+	 * in one each.  polls_at_post: the CQs' polls at the last post.
+	 */
+	bool tx_deferred;
+	uint32_t polls_at_post;
 	struct iw_cm_id *owned_prev, *owned_next;
 	struct event *timer;	  /* handshake, first FPDU hold */
 	struct event *term_timer; /* a Terminate's time to leave */
@@ -304,6 +313,7 @@ void cq_release(struct iw_cq *cq, uint32_t n);
 int cq_add_qp(struct iw_cq *cq, struct iw_qp *qp);
 void cq_remove_qp(struct iw_cq *cq, struct iw_qp *qp);
 void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp);
+uint32_t cq_polls(struct iw_cq *cq);
 
 /* progress.c */
 int progress_start(struct iw_context *ctx, const struct iw_context_attr *attr);
@@ -315,6 +325,7 @@ void progress_cq_armed(struct iw_cq *cq);
 void progress_barrier(struct iw_context *ctx);
 void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg);
 void progress_cq(struct iw_cq *cq, bool waiting);
+void progress_flush(struct iw_cq *cq);
 void progress_help(struct iw_cq *idle);
 int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms);
 void progress_quiesce_qp(struct iw_qp *qp);
@@ -336,6 +347,7 @@ void conn_release_hold(struct iw_cm_id *id);
 void conn_terminate_expired(struct iw_cm_id *id);
 void conn_kick(struct iw_cm_id *id);
 void conn_posted(struct iw_cm_id *id);
+void conn_flush(struct iw_cm_id *id);
 void conn_progress(struct iw_cm_id *id, bool waiting);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);
