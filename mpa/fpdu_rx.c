@@ -51,15 +51,12 @@ static int check_marker(struct mpa_rx *rx, uint64_t marker_off)
 	uint16_t fpduptr = get_be16(rx->part + MPA_MARKER_OFF_FPDUPTR);
 	uint64_t want;
 
-	if (rx->state == MPA_RX_HDR && !rx->fpdu_open) {
+	if (rx->marker_leads)
 		want = 0;
-		open_fpdu(rx);
-	} else {
+	else
 		want = marker_off - rx->hdr_off;
-	}
 	if (fpduptr != want)
 		return -IW_EMPA_MARKER;
-	crc_add(rx, rx->part, MPA_MARKER_LEN);
 	return 0;
 }
 
@@ -92,7 +89,6 @@ static int end_header(struct mpa_rx *rx)
 {
 	uint16_t len = get_be16(rx->part);
 
-	crc_add(rx, rx->part, MPA_HDR_LEN);
 	rx->part_len = 0;
 	if (len > rx->max_ulpdu)
 		return -IW_EMPA_ULPDU_TOO_LONG;
@@ -156,15 +152,34 @@ static void after_ulpdu_octets(struct mpa_rx *rx)
 		rx->state = rx->pad_left ? MPA_RX_PAD : MPA_RX_CRC;
 }
 
-/* Consumes some octets of @p; returns how many, or a negative code. */
+/*
+ * Whether the CRC covers the octets the next step() takes: every octet of
+ * an FPDU (markers, header, ULPDU, pad) but those of its CRC field.
+ */
+static bool crc_covers_next(const struct mpa_rx *rx)
+{
+	if (rx->marker_left || (rx->markers && mpa_marker_gap(rx->off) == 0))
+		return true;
+	return rx->state != MPA_RX_CRC;
+}
+
+/*
+ * Consumes some octets of @p; returns how many, or a negative code.  The
+ * caller adds the covered ones to the CRC (mpa_rx_feed()).
+ */
 static ssize_t step(struct mpa_rx *rx, const uint8_t *p, size_t len)
 {
 	size_t n;
 	int rc = 0;
 
 	if (rx->marker_left == 0 && rx->markers &&
-	    mpa_marker_gap(rx->off) == 0)
+	    mpa_marker_gap(rx->off) == 0) {
 		rx->marker_left = MPA_MARKER_LEN;
+		/* in front of a header: the FPDU, and its CRC, start here */
+		rx->marker_leads = rx->state == MPA_RX_HDR && !rx->fpdu_open;
+		if (rx->marker_leads)
+			open_fpdu(rx);
+	}
 	if (rx->marker_left) {
 		uint64_t marker_off = rx->off - rx->part_len;
 
@@ -189,7 +204,6 @@ static ssize_t step(struct mpa_rx *rx, const uint8_t *p, size_t len)
 		break;
 	case MPA_RX_ULPDU:
 		n = run_len(rx, len, rx->ulpdu_left);
-		crc_add(rx, p, n);
 		rx->off += n;
 		rx->ulpdu_left -= (uint16_t)n;
 		after_ulpdu_octets(rx);
@@ -197,7 +211,6 @@ static ssize_t step(struct mpa_rx *rx, const uint8_t *p, size_t len)
 		break;
 	case MPA_RX_PAD:
 		n = run_len(rx, len, rx->pad_left);
-		crc_add(rx, p, n);
 		rx->off += n;
 		rx->pad_left -= (uint8_t)n;
 		if (rx->pad_left == 0)
@@ -258,12 +271,26 @@ static ssize_t whole_fpdu(struct mpa_rx *rx, const uint8_t *p, size_t len)
  */
 int mpa_rx_feed(struct mpa_rx *rx, const uint8_t *p, size_t len)
 {
+	/*
+	 * Covered octets lie back to back in @p up to each CRC field: one
+	 * CRC call takes them all, not one per marker gap and marker.
+	 */
+	const uint8_t *crc_from = NULL;
+
 	while (len && !rx->err) {
 		ssize_t n = whole_fpdu(rx, p, len);
 
-		if (n == 0)
-			n = step(rx, p, len);
+		if (n == 0) {
+			bool covered = crc_covers_next(rx);
 
+			if (covered && !crc_from) {
+				crc_from = p;
+			} else if (!covered && crc_from) {
+				crc_add(rx, crc_from, (size_t)(p - crc_from));
+				crc_from = NULL;
+			}
+			n = step(rx, p, len);
+		}
 		if (n < 0) {
 			rx->err = (int)n;
 			break;
@@ -271,6 +298,8 @@ int mpa_rx_feed(struct mpa_rx *rx, const uint8_t *p, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
+	if (crc_from)
+		crc_add(rx, crc_from, (size_t)(p - crc_from));
 	return rx->err;
 }
 

@@ -139,6 +139,7 @@ struct mpa_rx {
 	uint8_t part[4];     /* a field split across pieces */
 	uint8_t part_len;
 	uint8_t marker_left; /* octets of a marker still to come */
+	bool marker_leads;   /* the marker coming in opens an FPDU */
 	bool fpdu_open;	     /* a leading marker or header octet was seen */
 	bool markers;	     /* we asked for markers */
 	bool crc;

@@ -658,6 +658,36 @@ START_TEST(rx_flipped_payload_bit_is_a_crc_error)
 }
 END_TEST
 
+/*
+ * A marker's reserved octets are checked by nothing but the CRC, which
+ * covers them wherever the stream is cut: the marker inside the second
+ * FPDU (stream octet 512) is damaged, and the stream fed in pieces of
+ * every length from 1 to 64 octets.
+ */
+START_TEST(rx_flipped_marker_bit_is_a_crc_error_however_cut)
+{
+	uint8_t w[2048];
+	size_t n = three_fpdus(w, true);
+	struct rx_log l;
+
+	w[512] ^= 0x01;
+	for (size_t piece = 1; piece <= 64; piece++) {
+		struct mpa_rx rx;
+		int rc = 0;
+
+		rx_log_init(&l, 4096);
+		mpa_rx_init(&rx, &rx_log_ops, &l, 1000, true, true);
+		for (size_t at = 0; at < n && !rc; at += piece)
+			rc = mpa_rx_feed(&rx, w + at,
+					 n - at < piece ? n - at : piece);
+		require(rc == -IW_EMPA_CRC && l.ends == 1,
+			"pieces of %zu: %d, %u ULPDUs ended", piece, rc,
+			l.ends);
+		rx_log_free(&l);
+	}
+}
+END_TEST
+
 START_TEST(rx_flipped_crc_bit_is_a_crc_error)
 {
 	uint8_t w[2048];
@@ -986,6 +1016,7 @@ Suite *mpa_framing_suite(void)
 
 	tc = tcase_create("rx_errors");
 	tcase_add_test(tc, rx_flipped_payload_bit_is_a_crc_error);
+	tcase_add_test(tc, rx_flipped_marker_bit_is_a_crc_error_however_cut);
 	tcase_add_test(tc, rx_flipped_crc_bit_is_a_crc_error);
 	tcase_add_test(tc, rx_ignores_crc_field_when_crc_not_negotiated);
 	tcase_add_test(tc, rx_leading_marker_with_nonzero_fpduptr_is_a_marker_error);
