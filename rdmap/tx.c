@@ -11,6 +11,7 @@
  * send queue in posting order.  An RDMA Write with Immediate Data is two
  * messages back to back (RFC 7306): nothing goes between them.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "lib/byteorder.h"
@@ -342,7 +343,8 @@ static uint64_t avoid_marker_end(const struct rdmap_qp *qp, size_t hlen,
  * messages then leaves as one contiguous piece instead of four or five
  * iovecs each, an FPDU with markers as one piece instead of two per
  * marker, and the CRC is computed over data just copied.  Returns room
- * for @len contiguous octets, or NULL (build in place).
+ * for @len contiguous octets, or NULL (build in place, or with markers
+ * wait for room: see build_fpdu()).
  */
 static uint8_t *stage_alloc(struct rdmap_qp *qp, size_t len)
 {
@@ -391,6 +393,15 @@ static int build_fpdu(struct rdmap_qp *qp)
 	if (take > room)
 		take = room;
 	take = avoid_marker_end(qp, hlen, take);
+	wire = mpa_fpdu_wire_len(qp->mpa_tx.off, (uint32_t)(hlen + take),
+				 qp->mpa_tx.markers);
+	dst = stage_alloc(qp, wire);
+	/*
+	 * With markers every FPDU is staged: one waits for the ring to free
+	 * as those ahead of it leave (with none ahead, the ring is empty).
+	 */
+	if (!dst && qp->conn.markers_tx && qp->fpdu_count)
+		return -EAGAIN;
 	{
 		/* read whole before the flag is stored: no store to forward */
 		struct ddp_hdr h = m->hdr;
@@ -408,9 +419,7 @@ static int build_fpdu(struct rdmap_qp *qp)
 			    RDMAP_MAX_SGE);
 	if (cnt < 0)
 		return cnt;
-	wire = mpa_fpdu_wire_len(qp->mpa_tx.off, (uint32_t)(hlen + take),
-				 qp->mpa_tx.markers);
-	if ((dst = stage_alloc(qp, wire))) {
+	if (dst) {
 		/* a copy: what the application's memory holds later is no matter */
 		source_span(fp, NULL, 0);
 		mpa_tx_fpdu_copy(&qp->mpa_tx, ulpdu, 1 + cnt, hlen + take, dst);
@@ -459,6 +468,8 @@ static void build_ahead(struct rdmap_qp *qp)
 		if (qp->msg.kind == TX_NONE && !next_msg(qp))
 			return;
 		rc = build_fpdu(qp);
+		if (rc == -EAGAIN)
+			return; /* no room in the staging ring yet */
 		if (rc && qp->state == RDMAP_QP_TERMINATING) {
 			/* not even the Terminate can be framed: just end */
 			qp->state = RDMAP_QP_ERROR;
