@@ -202,7 +202,7 @@ static void copy_bytes(struct copier *c, const uint8_t *p, size_t len)
 		copy_marker_if_due(c);
 		if (c->tx->markers && chunk > mpa_marker_gap(c->tx->off))
 			chunk = mpa_marker_gap(c->tx->off);
-		memcpy(c->out + c->at, p, chunk);
+		mpa_copy_run(c->out + c->at, p, chunk);
 		c->at += chunk;
 		c->tx->off += chunk;
 		p += chunk;

@@ -60,6 +60,7 @@ uint64_t mpa_fpdu_wire_len(uint64_t start_off, uint32_t ulpdu_len,
 			   bool markers);
 uint64_t mpa_fpdu_peek_len(uint64_t off, bool markers, const uint8_t *p,
 			   size_t avail);
+void mpa_copy_run(void *dst, const void *src, size_t n);
 
 /* Longest ULPDU whose FPDU keeps every FPDUPTR within 16 bits. */
 #define MPA_MAX_ULPDU_MARKERS 65014u
