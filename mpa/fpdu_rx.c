@@ -265,6 +265,67 @@ static ssize_t whole_fpdu(struct mpa_rx *rx, const uint8_t *p, size_t len)
 }
 
 /*
+ * whole_fpdu() with markers: the next FPDU lies whole in @p, markers and
+ * all.  Its markers are checked first (at any fault it is left to step(),
+ * which reports it where it lies), then its CRC in one call over the FPDU
+ * as it lies.  The ULPDU goes up in its runs between markers straight
+ * from @p: with its CRC checked first, a hold needs no copy of it.
+ */
+static ssize_t whole_marked_fpdu(struct mpa_rx *rx, const uint8_t *p,
+				 size_t len)
+{
+	uint64_t start = rx->off, wire;
+	size_t lead, at, body, left;
+	uint16_t ulen;
+	int rc;
+
+	if (!rx->markers || rx->state != MPA_RX_HDR || rx->part_len ||
+	    rx->marker_left || rx->fpdu_open)
+		return 0;
+	wire = mpa_fpdu_peek_len(start, true, p, len);
+	if (!wire || wire > len)
+		return 0;
+	lead = mpa_marker_gap(start) == 0 ? MPA_MARKER_LEN : 0;
+	ulen = get_be16(p + lead);
+	if (ulen > rx->max_ulpdu)
+		return 0;
+	for (at = mpa_marker_gap(start); at < wire; at += MPA_MARKER_SPACING) {
+		uint16_t ptr = get_be16(p + at + MPA_MARKER_OFF_FPDUPTR);
+
+		if (ptr != (at == 0 ? 0 : at - lead))
+			return 0;
+	}
+	body = wire - MPA_CRC_LEN;
+	rx->hdr_off = start + lead;
+	rx->off += wire;
+	rx->ulpdu_len = ulen;
+	if (holding(rx) && get_le32(p + body) != mpa_crc32c(p, body))
+		return -IW_EMPA_CRC;
+	rc = rx->ops->ulpdu_begin(rx->arg, ulen);
+	at = lead + MPA_HDR_LEN;
+	for (left = ulen; left && !rc;) {
+		size_t run = mpa_marker_gap(start + at);
+
+		if (run == 0) {
+			at += MPA_MARKER_LEN;
+			continue;
+		}
+		if (run > left)
+			run = left;
+		rc = rx->ops->ulpdu_data(rx->arg, p + at, run);
+		at += run;
+		left -= run;
+	}
+	if (rc)
+		return rc;
+	if (rx->crc && !holding(rx) &&
+	    get_le32(p + body) != mpa_crc32c(p, body))
+		return -IW_EMPA_CRC;
+	rc = rx->ops->ulpdu_end(rx->arg);
+	return rc ? rc : (ssize_t)wire;
+}
+
+/*
  * Takes the next @len octets of the stream.  Returns 0 when all were
  * consumed, or the first error (from the framing or from a callback); an
  * error sticks and every later call returns it.
@@ -278,7 +339,8 @@ int mpa_rx_feed(struct mpa_rx *rx, const uint8_t *p, size_t len)
 	const uint8_t *crc_from = NULL;
 
 	while (len && !rx->err) {
-		ssize_t n = whole_fpdu(rx, p, len);
+		ssize_t n = rx->markers ? whole_marked_fpdu(rx, p, len)
+					: whole_fpdu(rx, p, len);
 
 		if (n == 0) {
 			bool covered = crc_covers_next(rx);
