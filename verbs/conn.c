@@ -131,6 +131,7 @@ void conn_posted(struct iw_cm_id *id)
 			atomic_store(&qp->recv_cq->tx_deferred, true);
 		return;
 	}
+	id->tx_deferred = false; /* this write takes what waited too */
 	conn_kick(id);
 }
 
