@@ -110,21 +110,22 @@ void conn_posted(struct iw_cm_id *id)
 {
 	struct rdmap_qp *e = engine(id);
 	struct iw_qp *qp = id->qp;
-	uint32_t polls = 0;
-	bool burst;
+	bool burst = false;
 
-	if (qp) {
-		polls = cq_polls(qp->send_cq);
+	if (id->app_polled && qp) {
+		/* (not owned, polls_at_post goes stale: polls came since) */
+		uint32_t polls = cq_polls(qp->send_cq);
+
 		if (qp->recv_cq != qp->send_cq)
 			polls += cq_polls(qp->recv_cq);
+		burst = polls == id->polls_at_post;
+		id->polls_at_post = polls;
 	}
-	burst = polls == id->polls_at_post;
-	id->polls_at_post = polls;
 	if (tp_tx_waiting(&id->tp) && id->loop && id->loop->thread_running)
 		return;
 	if (e && rdmap_responses_due(e))
 		return;
-	if (id->app_polled && qp && burst) {
+	if (burst) {
 		id->tx_deferred = true;
 		atomic_store(&qp->send_cq->tx_deferred, true);
 		if (qp->recv_cq != qp->send_cq)

@@ -251,14 +251,15 @@ struct iw_cm_id {
 	 * find it taken.  app_polls counts those polls, for the reclaim timer.
 	 */
 	bool app_polled;
-	uint32_t app_polls, app_polls_seen;
 	/*
 	 * Meanwhile, work posted after another post with no poll between
 	 * them waits for the next poll of the QP's CQs (or the hand-back), so
 	 * that requests posted one at a time leave in one write rather than
-	 * in one each.  polls_at_post: the CQs' polls at the last post.
+	 * in one each.  polls_at_post: the CQs' polls at the last post.  (In
+	 * the padding around app_polls: the fields after keep their place.)
 	 */
 	bool tx_deferred;
+	uint32_t app_polls, app_polls_seen;
 	uint32_t polls_at_post;
 	struct iw_cm_id *owned_prev, *owned_next;
 	struct event *timer;	  /* handshake, first FPDU hold */
