@@ -226,35 +226,43 @@ static ssize_t step(struct mpa_rx *rx, const uint8_t *p, size_t len)
 }
 
 /*
- * The common case, without markers: the next FPDU lies whole in @p.  It
- * is taken in one go, with the same calls and checks in the same order
- * as step() would make them octet by octet; with a hold, the CRC is
- * checked first and nothing needs copying into the hold, the FPDU being
- * whole where it lies.  Returns the octets taken, 0 when the FPDU is not
- * whole here (step() then takes it as it comes), or a negative code.
+ * Passes up the FPDU of @wire octets at @p (its header @lead octets in,
+ * behind a leading marker), whose framing and markers have been checked:
+ * the same calls and checks in the same order as step() would make them
+ * octet by octet, the ULPDU in its runs between markers.  With a hold the
+ * CRC is checked first, and nothing needs copying into the hold, the FPDU
+ * being whole where it lies.
  */
-static ssize_t whole_fpdu(struct mpa_rx *rx, const uint8_t *p, size_t len)
+static ssize_t whole_up(struct mpa_rx *rx, const uint8_t *p, size_t wire,
+			size_t lead, uint16_t ulen)
 {
-	uint16_t ulen;
-	size_t body, wire;
+	uint64_t start = rx->off;
+	size_t body = wire - MPA_CRC_LEN, at = lead + MPA_HDR_LEN, left;
 	int rc;
 
-	if (rx->markers || rx->state != MPA_RX_HDR || rx->part_len ||
-	    len < MPA_HDR_LEN + MPA_CRC_LEN)
-		return 0;
-	ulen = get_be16(p);
-	body = MPA_HDR_LEN + ulen + mpa_pad_len(ulen);
-	wire = body + MPA_CRC_LEN;
-	if (ulen > rx->max_ulpdu || wire > len)
-		return 0;
-	rx->hdr_off = rx->off;
+	rx->hdr_off = start + lead;
 	rx->off += wire;
 	rx->ulpdu_len = ulen;
 	if (holding(rx) && get_le32(p + body) != mpa_crc32c(p, body))
 		return -IW_EMPA_CRC;
 	rc = rx->ops->ulpdu_begin(rx->arg, ulen);
-	if (!rc && ulen)
-		rc = rx->ops->ulpdu_data(rx->arg, p + MPA_HDR_LEN, ulen);
+	for (left = ulen; left && !rc;) {
+		size_t run = left;
+
+		if (rx->markers) {
+			size_t gap = mpa_marker_gap(start + at);
+
+			if (gap == 0) {
+				at += MPA_MARKER_LEN;
+				continue;
+			}
+			if (run > gap)
+				run = gap;
+		}
+		rc = rx->ops->ulpdu_data(rx->arg, p + at, run);
+		at += run;
+		left -= run;
+	}
 	if (rc)
 		return rc;
 	if (rx->crc && !holding(rx) &&
@@ -265,19 +273,38 @@ static ssize_t whole_fpdu(struct mpa_rx *rx, const uint8_t *p, size_t len)
 }
 
 /*
+ * The common case, without markers: the next FPDU lies whole in @p and
+ * is taken in one go (whole_up()).  Returns the octets taken, 0 when the
+ * FPDU is not whole here (step() then takes it as it comes), or a
+ * negative code.
+ */
+static ssize_t whole_fpdu(struct mpa_rx *rx, const uint8_t *p, size_t len)
+{
+	uint16_t ulen;
+	size_t wire;
+
+	if (rx->markers || rx->state != MPA_RX_HDR || rx->part_len ||
+	    len < MPA_HDR_LEN + MPA_CRC_LEN)
+		return 0;
+	ulen = get_be16(p);
+	wire = MPA_HDR_LEN + ulen + mpa_pad_len(ulen) + MPA_CRC_LEN;
+	if (ulen > rx->max_ulpdu || wire > len)
+		return 0;
+	return whole_up(rx, p, wire, 0, ulen);
+}
+
+/*
  * whole_fpdu() with markers: the next FPDU lies whole in @p, markers and
  * all.  Its markers are checked first (at any fault it is left to step(),
- * which reports it where it lies), then its CRC in one call over the FPDU
- * as it lies.  The ULPDU goes up in its runs between markers straight
- * from @p: with its CRC checked first, a hold needs no copy of it.
+ * which reports it where it lies); then it goes up as one without them,
+ * its CRC in one call over the FPDU as it lies.
  */
 static ssize_t whole_marked_fpdu(struct mpa_rx *rx, const uint8_t *p,
 				 size_t len)
 {
 	uint64_t start = rx->off, wire;
-	size_t lead, at, body, left;
+	size_t lead, at;
 	uint16_t ulen;
-	int rc;
 
 	if (!rx->markers || rx->state != MPA_RX_HDR || rx->part_len ||
 	    rx->marker_left || rx->fpdu_open)
@@ -295,34 +322,7 @@ static ssize_t whole_marked_fpdu(struct mpa_rx *rx, const uint8_t *p,
 		if (ptr != (at == 0 ? 0 : at - lead))
 			return 0;
 	}
-	body = wire - MPA_CRC_LEN;
-	rx->hdr_off = start + lead;
-	rx->off += wire;
-	rx->ulpdu_len = ulen;
-	if (holding(rx) && get_le32(p + body) != mpa_crc32c(p, body))
-		return -IW_EMPA_CRC;
-	rc = rx->ops->ulpdu_begin(rx->arg, ulen);
-	at = lead + MPA_HDR_LEN;
-	for (left = ulen; left && !rc;) {
-		size_t run = mpa_marker_gap(start + at);
-
-		if (run == 0) {
-			at += MPA_MARKER_LEN;
-			continue;
-		}
-		if (run > left)
-			run = left;
-		rc = rx->ops->ulpdu_data(rx->arg, p + at, run);
-		at += run;
-		left -= run;
-	}
-	if (rc)
-		return rc;
-	if (rx->crc && !holding(rx) &&
-	    get_le32(p + body) != mpa_crc32c(p, body))
-		return -IW_EMPA_CRC;
-	rc = rx->ops->ulpdu_end(rx->arg);
-	return rc ? rc : (ssize_t)wire;
+	return whole_up(rx, p, (size_t)wire, lead, ulen);
 }
 
 /*
