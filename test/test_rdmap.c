@@ -1016,6 +1016,24 @@ START_TEST(crc_covers_payload_a_write_changed_while_its_fpdu_waited)
 END_TEST
 
 /*
+ * Posts a receive of @len octets at @b on the responder (wr_id 9), and on
+ * the initiator a Send of as many from @a (wr_id 1).
+ */
+static void initiator_sends_to_responder(struct pair *p, uint8_t *a,
+					 uint32_t sa, uint8_t *b, uint32_t sb,
+					 uint32_t len)
+{
+	struct rdmap_sge rs = { (uintptr_t)b, len, sb };
+	struct rdmap_sge ss = { (uintptr_t)a, len, sa };
+	struct rdmap_send_wr s = pair_send_wr(1, RDMAP_WR_SEND, &ss, 1);
+
+	ck_assert_int_eq(rdmap_post_recv(&p->s[1].qp,
+					 &(struct rdmap_recv_wr){ 9, &rs, 1 }),
+			 0);
+	ck_assert_int_eq(rdmap_post_send(&p->s[0].qp, &s), 0);
+}
+
+/*
  * With markers, FPDUs are built whole into the staging ring, and wait for
  * room there rather than be built in place: one piece each on the wire,
  * not two per marker, with one CRC call over the copy.  A 1 MiB Send is
@@ -1042,15 +1060,7 @@ START_TEST(markers_fpdus_wait_for_room_in_the_staging_ring)
 		a[i] = (uint8_t)(i * 5 + 1);
 	sa = pair_reg(&p, 0, a, LEN, ACC_ALL);
 	sb = pair_reg(&p, 1, b, LEN, ACC_ALL);
-	{
-		struct rdmap_sge rs = { (uintptr_t)b, LEN, sb };
-		struct rdmap_sge ss = { (uintptr_t)a, LEN, sa };
-		struct rdmap_send_wr s = pair_send_wr(1, RDMAP_WR_SEND, &ss, 1);
-
-		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp,
-			&(struct rdmap_recv_wr){ 9, &rs, 1 }), 0);
-		ck_assert_int_eq(rdmap_post_send(q, &s), 0);
-	}
+	initiator_sends_to_responder(&p, a, sa, b, sb, LEN);
 	do {
 		moved = pair_pump_one(&p, 0, 20000);
 		if (most < q->fpdu_bytes)
@@ -1111,15 +1121,7 @@ START_TEST(crc_stays_true_when_a_write_lands_in_a_half_sent_fpdu)
 	sb = pair_reg(&p, 1, b, LEN, ACC_ALL);
 	sc = pair_reg(&p, 1, c, WLEN, ACC_ALL);
 	q = &p.s[0].qp;
-	{
-		struct rdmap_sge rs = { (uintptr_t)b, LEN, sb };
-		struct rdmap_sge ss = { (uintptr_t)a, LEN, sa };
-		struct rdmap_send_wr s = pair_send_wr(1, RDMAP_WR_SEND, &ss, 1);
-
-		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp,
-			&(struct rdmap_recv_wr){ 9, &rs, 1 }), 0);
-		ck_assert_int_eq(rdmap_post_send(q, &s), 0);
-	}
+	initiator_sends_to_responder(&p, a, sa, b, sb, LEN);
 	/*
 	 * On, an FPDU at a time, until the first one built in place is at
 	 * the head; then one octet of it: nearly all of it is still to go.
