@@ -10,23 +10,36 @@
 #include "ddp/ddp.h"
 #include "lib/byteorder.h"
 
+/*
+ * Writes the header of the segment that starts @off octets into the
+ * message @msg describes (its TO or MO advanced by @off), with the L bit
+ * @last; returns its length (14 or 18).  It reads @msg field by field:
+ * a header its caller has just filled in is read back from the store
+ * buffer, where a copy of the whole struct would wait for it.
+ */
+size_t ddp_hdr_encode_seg(const struct ddp_hdr *msg, uint64_t off, bool last,
+			  uint8_t *out)
+{
+	out[DDP_OFF_CTRL] = (uint8_t)((msg->tagged ? DDP_CTRL_T : 0) |
+				      (last ? DDP_CTRL_L : 0) |
+				      (msg->version & DDP_CTRL_DV));
+	out[DDP_OFF_RSVDULP] = msg->rsvdulp;
+	if (msg->tagged) {
+		put_be32(out + DDP_T_OFF_STAG, msg->stag);
+		put_be64(out + DDP_T_OFF_TO, msg->to + off);
+		return DDP_TAGGED_HDR_LEN;
+	}
+	put_be32(out + DDP_U_OFF_RSVDULP2, msg->rsvdulp2);
+	put_be32(out + DDP_U_OFF_QN, msg->qn);
+	put_be32(out + DDP_U_OFF_MSN, msg->msn);
+	put_be32(out + DDP_U_OFF_MO, (uint32_t)(msg->mo + off));
+	return DDP_UNTAGGED_HDR_LEN;
+}
+
 /* Writes the header for @h; returns its length (14 or 18). */
 size_t ddp_hdr_encode(const struct ddp_hdr *h, uint8_t *out)
 {
-	out[DDP_OFF_CTRL] = (uint8_t)((h->tagged ? DDP_CTRL_T : 0) |
-				      (h->last ? DDP_CTRL_L : 0) |
-				      (h->version & DDP_CTRL_DV));
-	out[DDP_OFF_RSVDULP] = h->rsvdulp;
-	if (h->tagged) {
-		put_be32(out + DDP_T_OFF_STAG, h->stag);
-		put_be64(out + DDP_T_OFF_TO, h->to);
-		return DDP_TAGGED_HDR_LEN;
-	}
-	put_be32(out + DDP_U_OFF_RSVDULP2, h->rsvdulp2);
-	put_be32(out + DDP_U_OFF_QN, h->qn);
-	put_be32(out + DDP_U_OFF_MSN, h->msn);
-	put_be32(out + DDP_U_OFF_MO, h->mo);
-	return DDP_UNTAGGED_HDR_LEN;
+	return ddp_hdr_encode_seg(h, 0, h->last, out);
 }
 
 /*

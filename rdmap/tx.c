@@ -402,17 +402,8 @@ static int build_fpdu(struct rdmap_qp *qp)
 	 */
 	if (!dst && qp->conn.markers_tx && qp->fpdu_count)
 		return -EAGAIN;
-	{
-		/* read whole before the flag is stored: no store to forward */
-		struct ddp_hdr h = m->hdr;
-
-		h.last = m->hdr.last = m->sent + take == m->total;
-		if (h.tagged)
-			h.to += m->sent;
-		else
-			h.mo = (uint32_t)m->sent;
-		n = (int)ddp_hdr_encode(&h, fp->hdr);
-	}
+	m->hdr.last = m->sent + take == m->total;
+	n = (int)ddp_hdr_encode_seg(&m->hdr, m->sent, m->hdr.last, fp->hdr);
 	memcpy(fp->hdr + n, m->extra, m->extra_len);
 	ulpdu[0] = (struct iovec){ fp->hdr, hlen };
 	cnt = ddp_iov_slice(m->iov, m->iovcnt, m->sent, take, ulpdu + 1,
