@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/byteorder.h"
+#include "lib/copy.h"
 #include "mpa/mpa.h"
 
 void mpa_tx_init(struct mpa_tx *tx, uint16_t mulpdu, bool markers, bool crc)
@@ -219,11 +220,11 @@ static size_t fpdu_copy_plain(struct mpa_tx *tx, const struct iovec *ulpdu,
 
 	put_be16(out, (uint16_t)ulpdu_len);
 	for (int i = 0; i < iovcnt; i++) {
-		memcpy(at, ulpdu[i].iov_base, ulpdu[i].iov_len);
+		copy_small(at, ulpdu[i].iov_base, ulpdu[i].iov_len);
 		at += ulpdu[i].iov_len;
 	}
-	memset(at, 0, pad);
-	at += pad;
+	for (size_t i = 0; i < pad; i++)
+		*at++ = 0;
 	len = (size_t)(at - out);
 	put_le32(at, tx->crc ? mpa_crc32c(out, len) : 0);
 	len += MPA_CRC_LEN;

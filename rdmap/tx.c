@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lib/byteorder.h"
+#include "lib/copy.h"
 #include "lib/error.h"
 #include "rdmap/rdmap_internal.h"
 
@@ -404,7 +405,7 @@ static int build_fpdu(struct rdmap_qp *qp)
 		return -EAGAIN;
 	m->hdr.last = m->sent + take == m->total;
 	n = (int)ddp_hdr_encode_seg(&m->hdr, m->sent, m->hdr.last, fp->hdr);
-	memcpy(fp->hdr + n, m->extra, m->extra_len);
+	copy_small(fp->hdr + n, m->extra, m->extra_len);
 	ulpdu[0] = (struct iovec){ fp->hdr, hlen };
 	cnt = ddp_iov_slice(m->iov, m->iovcnt, m->sent, take, ulpdu + 1,
 			    RDMAP_MAX_SGE);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/byteorder.h"
+#include "lib/copy.h"
 #include "lib/error.h"
 #include "mpa/mpa.h"
 #include "test_mpa.h"
@@ -288,6 +289,31 @@ START_TEST(tx_copy_equals_the_iovec_framing)
 			round, len, (unsigned long long)off, n2,
 			(unsigned long long)mpa_fpdu_wire_len(off, (uint32_t)len,
 							      markers));
+	}
+}
+END_TEST
+
+/* FPDU pieces are copied with copy_small(): every length, no octet more. */
+START_TEST(copy_small_copies_exactly_its_octets_at_any_alignment)
+{
+	uint8_t src[256], dst[256 + 32];
+
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	for (size_t n = 0; n <= 3 * COPY_SMALL_MAX; n++) {
+		for (size_t at = 0; at < 16; at++) {
+			memset(dst, 0xee, sizeof(dst));
+			copy_small(dst + at, src + (n + at) % 16, n);
+			for (size_t i = 0; i < sizeof(dst); i++) {
+				bool in = i >= at && i < at + n;
+				uint8_t want = in ? src[(n + at) % 16 + i - at]
+						  : 0xee;
+
+				require(dst[i] == want,
+					"%zu octets at %zu: octet %zu is %#x",
+					n, at, i, dst[i]);
+			}
+		}
 	}
 }
 END_TEST
@@ -991,6 +1017,7 @@ Suite *mpa_framing_suite(void)
 	tcase_add_test(tc, tx_crc_covers_length_ulpdu_and_pad);
 	tcase_add_test(tc, tx_markers_without_room_are_refused);
 	tcase_add_loop_test(tc, tx_copy_equals_the_iovec_framing, 0, 4);
+	tcase_add_test(tc, copy_small_copies_exactly_its_octets_at_any_alignment);
 	tcase_add_loop_test(tc, tx_payload_entries_point_into_caller_buffers,
 			    0, 2);
 	tcase_add_test(tc, tx_first_fpdu_begins_with_marker_covered_by_crc);
