@@ -605,6 +605,37 @@ START_TEST(thread_mode_sends_a_burst_when_a_cq_is_armed)
 END_TEST
 
 /*
+ * A poll that finds the CQ empty once, after one that found completions,
+ * leaves the connection with the loop: a program that polls until its
+ * send completes and then watches memory, as ib_write_lat does, needs the
+ * loop to place its peer's Write.  Who has the connection shows in how
+ * two posts in a row leave: with the loop each at once, owned by the
+ * polls the second waits for the next poll.
+ */
+START_TEST(thread_mode_one_empty_poll_leaves_the_connection_to_the_loop)
+{
+	struct e2e e;
+	struct iw_wc wc;
+	int writes;
+
+	burst_connect(&e, 3);
+	/* nobody polls now: the loop's timer takes the connection back */
+	usleep(200 * 1000);
+	burst_post(&e, 0, 1);
+	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(iw_poll_cq(e.c.cq, 1, &wc), 0);
+	count_sendmsgs(true);
+	burst_post(&e, 1, 2);
+	writes = atomic_load(&sendmsgs);
+	count_sendmsgs(false);
+	require(writes == 2, "two posts after one empty poll wrote %d times",
+		writes);
+	burst_received(&e, 3);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
  * A disconnect right after the posts sends them first: they complete,
  * and the peer receives them, before the stream ends.
  */
@@ -1057,6 +1088,7 @@ static Suite *progress_suite(void)
 	tcase_add_test(tc, thread_mode_sends_a_burst_with_the_next_poll);
 	tcase_add_test(tc, thread_mode_sends_a_burst_nobody_polls_for);
 	tcase_add_test(tc, thread_mode_sends_a_burst_when_a_cq_is_armed);
+	tcase_add_test(tc, thread_mode_one_empty_poll_leaves_the_connection_to_the_loop);
 	tcase_add_test(tc, disconnect_sends_a_burst_first);
 	tcase_add_test(tc, thread_mode_spinner_serves_a_cq_nobody_polls);
 	tcase_add_test(tc, cq_many_producers_many_pollers_each_completion_once);

@@ -352,7 +352,13 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 		progress_flush(cq); /* work posted since the last poll */
 	n = take(cq, num_entries, wc);
 	if (!n) {
-		progress_cq(cq, true);
+		/*
+		 * Only a thread that comes back to an empty CQ takes the
+		 * connections from the loop: one that polls until its send
+		 * completes and then watches memory (ib_write_lat) leaves
+		 * the peer's Writes to the loop.
+		 */
+		progress_cq(cq, idle_polls > 0);
 		n = take(cq, num_entries, wc);
 		if (!n && ++idle_polls >= CQ_IDLE_HELP)
 			progress_help(cq);
