@@ -124,7 +124,7 @@ def perftests:
 	[perftest_row("RDMA Write bandwidth 64 KiB (ib_write_bw)"; "pt_write_bw"; "pt_perf_write_bw"; false),
 	 perftest_row("Send bandwidth 64 KiB (ib_send_bw)"; "pt_send_bw"; "pt_perf_send_bw"; false),
 	 perftest_row("RDMA Read bandwidth 64 KiB (ib_read_bw)"; "pt_read_bw"; "pt_perf_read_bw"; false),
-	 perftest_row("8 B RDMA Write latency (ib_write_lat)"; "pt_write_lat"; "lat_write"; true),
+	 perftest_row("8 B RDMA Write latency (ib_write_lat)"; "pt_write_lat"; "pt_perf_write_lat"; true),
 	 perftest_row("8 B Send latency (ib_send_lat)"; "pt_send_lat"; "lat_send"; true),
 	 perftest_row("8 B RDMA Read latency (ib_read_lat)"; "pt_read_lat"; "lat_read"; true)];
 

@@ -7,7 +7,8 @@
 # client's Request, which names none, the depth), --mpa-rev 1, --crc on
 # and --markers on are what the handshake settled, and a server and a
 # client in two processes run every mode over the native exchange, and a
-# server that refuses a Request names it; --progress runs each mode,
+# server that refuses a Request names it; --watch-only asks the server
+# for write lat's memory-only wait; --progress runs each mode,
 # --threads runs a thread per QP at both ends, -q takes 1024 QPs, --idle
 # reports what its idle QPs cost, and the table has its CPU and ratio
 # columns.  Every JSON row is read by jq, and every figure its mode
@@ -179,6 +180,33 @@ grep -qx "iwarp-perf: cannot accept client 127.0.0.1 (we take MPA rev 2 at most,
 grep -q "rejected the connection (R bit): peer MPA rev 2, M0 C0 R1" \
 	"$work/client.err" || fail "refused client: $(cat "$work/client.err")"
 
+# --watch-only: write lat as ib_write_lat waits, named in the header and
+# asked of the server in the Request's flags (octet 7 of perf_req, after
+# the 4 RFC 6581 octets); a server in manual mode refuses it, saying why
+IWARP_TRACE="$work/watch.pcap" timeout 60 "$perf" --loopback -m lat \
+	-t write -s 8 -n 500 --watch-only >"$work/watch.txt" ||
+	fail "--watch-only: exit $?"
+grep -q "^# iwarp-perf lat write: 1 QP, depth 1, watching memory only, " \
+	"$work/watch.txt" || fail "--watch-only: $(head -n 1 "$work/watch.txt")"
+grep -q "^ *8 *500 " "$work/watch.txt" ||
+	fail "--watch-only: no row of 500: $(tail -n 1 "$work/watch.txt")"
+flags=$(tshark_r "$work/watch.pcap" -Y "iwarp_mpa.req" -T fields \
+	-e iwarp_mpa.privatedata | cut -c23-24)
+[ "$flags" = 04 ] || fail "--watch-only: Request flags $flags"
+port=$(free_port_pair)
+timeout 60 "$perf" -B 127.0.0.1 -p "$port" --progress manual \
+	2>"$work/server.err" &
+server=$!
+wait_tcp "$port" 0A
+if timeout 60 "$perf" -p "$port" -m lat -t write -n 10 --watch-only \
+	127.0.0.1 2>"$work/client.err"; then
+	fail "a manual server took --watch-only"
+fi
+wait "$server" || true
+server=
+grep -q "refused client 127.0.0.1: --watch-only leaves each ping to a library thread; this server runs --progress manual" \
+	"$work/server.err" || fail "manual server: $(cat "$work/server.err")"
+
 # --progress: each mode runs every pattern's kind of wait (a manual client
 # and server must run the library's loop themselves, or nothing moves)
 for prog in manual thread 2; do
@@ -202,6 +230,12 @@ bad_usage() {
 		fail "$*: exit $status: $(cat "$work/usage.err")"
 }
 bad_usage "--progress takes" --loopback --progress sometimes
+bad_usage "write lat's" --loopback -m bw -t write --watch-only
+bad_usage "write lat's" --loopback -m lat -t send --watch-only
+bad_usage "no -e" --loopback -m lat -t write -e --watch-only
+bad_usage "no --progress manual" --loopback -m lat -t write \
+	--progress manual --watch-only
+bad_usage "the server follows it" -m lat -t write --watch-only
 bad_usage "--progress takes" --loopback --progress 0
 
 # --threads: a server and a client in two processes, a thread per QP at
@@ -277,5 +311,5 @@ grep -Eq "^ +8 +300( +$num){6} \|( +$num){6} \|( +$num){2} +($num|-)\$" \
 grep -Eq "^ +4096 +300( +$num){6} \|( +$num){6} \| +$num +- +($num|-)\$" \
 	"$work/bw.txt" || fail "bw row: $(tail -n 1 "$work/bw.txt")"
 echo "perf_options: -a, --duration, -D, --rx-depth, MPA options, two processes,"
-echo "  a refusal, --progress, --threads, -q 1024, --idle, the CPU and ratio"
-echo "  columns"
+echo "  a refusal, --watch-only, --progress, --threads, -q 1024, --idle, the"
+echo "  CPU and ratio columns"

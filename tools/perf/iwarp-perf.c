@@ -198,6 +198,10 @@ static void usage(FILE *f)
 "      --json               one JSON object per row, one per line\n"
 "  -e, --event              sleep on completion events instead of polling\n"
 "                           (write lat still watches memory, as it must)\n"
+"      --watch-only         write lat: once a Write has completed, watch\n"
+"                           memory for the peer's and call nothing meanwhile\n"
+"                           (ib_write_lat's way; both ends); by default each\n"
+"                           look polls the CQ too, which places what came\n"
 "      --perftest           speak perftest's exchange (ib_{send,write,read}_\n"
 "                           {bw,lat} -R): with HOST a client of perftest's\n"
 "                           server, without one a server for its client.\n"
@@ -227,7 +231,7 @@ static void usage(FILE *f)
 enum {
 	OPT_DURATION = 256, OPT_CRC, OPT_MARKERS, OPT_MPA_REV, OPT_TCP,
 	OPT_JSON, OPT_LOOPBACK, OPT_TIMEOUT, OPT_MAX_SIZE, OPT_PERFTEST,
-	OPT_RX_DEPTH, OPT_PROGRESS, OPT_THREADS, OPT_IDLE,
+	OPT_RX_DEPTH, OPT_PROGRESS, OPT_THREADS, OPT_IDLE, OPT_WATCH_ONLY,
 };
 
 static const struct option longopts[] = {
@@ -256,6 +260,7 @@ static const struct option longopts[] = {
 	{ "progress", required_argument, NULL, OPT_PROGRESS },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "idle", required_argument, NULL, OPT_IDLE },
+	{ "watch-only", no_argument, NULL, OPT_WATCH_ONLY },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 }
 };
@@ -400,6 +405,9 @@ static int take_option(struct perf_opts *o, int opt, const char *arg,
 	case OPT_PERFTEST:
 		o->perftest = true;
 		break;
+	case OPT_WATCH_ONLY:
+		o->watch_only = true;
+		break;
 	case OPT_PROGRESS:
 		if (strcmp(arg, "thread") == 0) {
 			o->progress = IW_PROGRESS_THREAD;
@@ -485,6 +493,15 @@ static int settle(struct perf_opts *o, bool size_set, bool depth_set,
 		return bad("--perftest runs no --idle");
 	if (o->idle && !o->host && !o->loopback)
 		return bad("--idle is the client's: a HOST or --loopback");
+	if (o->watch_only && (o->mode != PERF_LAT || o->test != PERF_WRITE))
+		return bad("--watch-only is write lat's: -m lat -t write");
+	if (o->watch_only && (o->perftest || o->event))
+		return bad("--watch-only: no --perftest, no -e");
+	if (o->watch_only && !o->host && !o->loopback)
+		return bad("--watch-only is the client's: the server follows it");
+	if (o->watch_only && o->progress == IW_PROGRESS_MANUAL)
+		return bad("--watch-only leaves each pong to a library thread: "
+			   "no --progress manual");
 	if (!o->rx_depth)
 		o->rx_depth = PT_DEF_RX_DEPTH;
 	return o->perftest ? settle_perftest(o) : 0;

@@ -61,6 +61,7 @@ struct perf_opts {
 	uint32_t threads;  /* --threads: QPs, one application thread each */
 	uint32_t idle;	   /* --idle: idle QPs connected beside the busy ones */
 	bool tcp, json, debug, loopback, event;
+	bool watch_only;   /* write lat: watch memory, call nothing meanwhile */
 	bool perftest;	   /* perftest's exchange instead of ours */
 	uint32_t rx_depth; /* receives for Sends (perftest's -r) */
 	const char *host, *port;
@@ -122,6 +123,7 @@ struct perf_req {
 	uint8_t mode, test;
 	bool tcp;
 	bool threads; /* one server thread per QP, and per TCP socket */
+	bool watch_only; /* write lat: both ends call nothing while watching */
 	uint32_t session; /* the QPs of one run share it */
 	uint16_t qp_index, qp_count;
 	uint32_t depth;

@@ -390,10 +390,23 @@ static int watch_marks(struct perf_client *c)
 	return seen;
 }
 
+/* Write lat: whether a ping of ours has yet to complete. */
+static bool pings_out(const struct perf_client *c)
+{
+	for (uint32_t i = 0; i < c->d.n_ep; i++)
+		if (c->d.ep[i].completed < c->d.ep[i].posted)
+			return true;
+	return false;
+}
+
 /*
  * Ping-pong on every QP at once until each has done @iters (or the
  * duration is over), then until our own work requests have completed.
- * e->target counts pongs here.
+ * e->target counts pongs here.  Write lat polls the CQ at each look at
+ * memory, so that this thread places a pong as soon as it comes; with
+ * --watch-only it polls only until its ping has completed and then
+ * watches memory alone, as ib_write_lat does, leaving the pong to the
+ * library's thread.
  */
 static int ping_pong(struct perf_client *c, uint64_t iters, double t0)
 {
@@ -427,7 +440,9 @@ static int ping_pong(struct perf_client *c, uint64_t iters, double t0)
 			return 0;
 		if (write) {
 			/* the poll places what has come: look right after */
-			n = iw_poll_cq(c->d.cq, BATCH, wc);
+			n = !c->o->watch_only || pings_out(c)
+				    ? iw_poll_cq(c->d.cq, BATCH, wc)
+				    : 0;
 			seen = n < 0 ? 0 : watch_marks(c);
 			if (seen < 0)
 				n = -1;
@@ -457,7 +472,7 @@ static int ping_pong(struct perf_client *c, uint64_t iters, double t0)
 		else if (now - idle_since > c->o->timeout_ms * 1000.0)
 			return perf_fail("%s: no answer within %d s",
 					 c->d.where, c->o->timeout_ms / 1000);
-		else
+		else if (!c->o->watch_only)
 			sched_yield();
 		if (!(round & 1023) && perf_check_cm(&c->d, 0))
 			return -1;
@@ -607,6 +622,7 @@ static int connect_ep(struct perf_client *c, struct perf_ep *e, size_t len)
 	struct perf_req q = {
 		.mode = (uint8_t)o->mode, .test = (uint8_t)o->test,
 		.tcp = o->tcp, .threads = o->threads > 0, .session = c->session,
+		.watch_only = o->watch_only,
 		.qp_index = (uint16_t)(c->qp_base + e->index),
 		.qp_count = (uint16_t)c->qp_total,
 		.depth = c->depth, .buf_len = len, .rx_depth = o->rx_depth,

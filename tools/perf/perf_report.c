@@ -248,6 +248,8 @@ void perf_report_header(const struct perf_opts *o, const char *conn_words,
 	/* perftest's exchange names its receive depth on a line of its own */
 	if (perf_test_receives(o->test) && o->mode != PERF_LAT && !o->perftest)
 		printf(", %u receives", o->rx_depth);
+	if (o->watch_only)
+		printf(", watching memory only");
 	printf(", %s\n", conn_words);
 	if (lat_measured)
 		printf("# latency [us]: %s%s%s\n", lat_words(o),

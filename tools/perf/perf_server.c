@@ -106,6 +106,10 @@ static int first_request(struct server *s, struct iw_cm_id *id,
 		snprintf(why, sizeof(why),
 			 "%u receives; this server takes 1 to %u",
 			 q->rx_depth, PERF_MAX_DEPTH);
+	else if (q->watch_only && o->progress == IW_PROGRESS_MANUAL)
+		snprintf(why, sizeof(why),
+			 "--watch-only leaves each ping to a library thread; "
+			 "this server runs --progress manual");
 	else if (q->buf_len == 0 || q->buf_len > o->max_size ||
 		 q->buf_len > UINT32_MAX)
 		snprintf(why, sizeof(why),
@@ -321,8 +325,16 @@ static int step_begins(struct server *s, struct perf_ep *e, const uint8_t *p,
 	e->stepping = true;
 	e->step_size = m.size;
 	e->rx_msgs = e->rx_bytes = 0;
-	e->posted = 0;
+	e->posted = e->completed = 0;
 	e->watching = s->req.mode == PERF_LAT && s->req.test == PERF_WRITE;
+	/*
+	 * Watching memory alone, the polls that look for the step's end must
+	 * not take the connection from the library's thread, which places
+	 * the pings: an armed CQ leaves it there.  The end is a solicited
+	 * Send; the pongs' completions do not fire the event.
+	 */
+	if (e->watching && s->req.watch_only)
+		iw_req_notify_cq(s->d.cq, 1);
 	e->expect = lat_mark(0);
 	e->buf[m.size - 1] = 0;
 	m = (struct perf_ctrl){ .type = PERF_READY, .size = m.size };
@@ -354,8 +366,10 @@ static int server_wc(struct server *s, const struct iw_wc *wc)
 		return perf_wc_failed(&s->d, wc);
 	if (!e)
 		return perf_fail("a completion for no QP of ours");
-	if (!(wc->wr_id & PERF_WR_RECV))
+	if (!(wc->wr_id & PERF_WR_RECV)) {
+		e->completed += !(wc->wr_id & PERF_WR_CTRL);
 		return 0;
+	}
 	if (wc->wr_id & PERF_WR_CTRL) {
 		p = e->ctrl + PERF_WR_SEQ(wc->wr_id) * PERF_SLOT_LEN;
 		if (perf_post_ctrl_recv(e, (uint32_t)PERF_WR_SEQ(wc->wr_id)))
@@ -416,12 +430,36 @@ static unsigned int wait_flags(struct server *s, bool *watching)
 	return PERF_WAIT_CLOSING | PERF_WAIT_SLEEP;
 }
 
+/* Write lat: whether a pong of ours has yet to complete. */
+static bool pongs_out(const struct server *s)
+{
+	for (uint32_t i = 0; i < s->d.n_ep; i++)
+		if (s->d.ep[i].completed < s->d.ep[i].posted)
+			return true;
+	return false;
+}
+
+/*
+ * Write lat, watching memory: the CQ is polled at each look, so that this
+ * thread places a ping as soon as it comes; when the client asked to watch
+ * memory alone, only until the pong has completed, and then only once no
+ * ping has come for a millisecond (the step's end comes as a Send, and
+ * the CQ is armed for it: see step_begins()).
+ */
+static bool poll_while_watching(const struct server *s, double quiet_since)
+{
+	return !s->req.watch_only || pongs_out(s) ||
+	       tool_now_us() - quiet_since > 1000;
+}
+
 /*
  * Serves until the client has closed every connection.  The client's own
  * waits are bounded and it closes on any failure, so this ends too.
  */
 static int serve(struct server *s)
 {
+	double quiet_since = tool_now_us();
+
 	for (unsigned int round = 1;; round++) {
 		struct iw_wc wc[BATCH];
 		bool watching;
@@ -432,13 +470,17 @@ static int serve(struct server *s)
 			/* the poll places what has come: look right after */
 			int seen;
 
-			n = iw_poll_cq(s->d.cq, BATCH, wc);
+			n = poll_while_watching(s, quiet_since)
+				    ? iw_poll_cq(s->d.cq, BATCH, wc)
+				    : 0;
 			if (n < 0)
 				return perf_fail("poll: %s", iw_strerror(n));
 			seen = watch_marks(s);
 			if (seen < 0)
 				return -1;
-			if (n == 0 && !seen)
+			if (seen)
+				quiet_since = tool_now_us();
+			if (n == 0 && !seen && !s->req.watch_only)
 				sched_yield();
 			if (n == 0 && !(round & 1023))
 				n = perf_check_cm(&s->d, flags);

@@ -4,9 +4,11 @@
  *
  *  Request private data (client, 48 octets)
  *   0 "IWPF"  4 version  5 mode  6 test
- *   7 flags (1: TCP run follows, 2: one thread per QP)
+ *   7 flags (1: TCP run follows, 2: one thread per QP, 4: write lat
+ *     watches memory only)
  *   8 session  12 qp_index  14 qp_count  16 depth  20 buf_len (8)
- *   28 sink address (8)  36 sink STag (4)  40 reserved (8)
+ *   28 sink address (8)  36 sink STag (4)  40 receives (4)
+ *   44 reserved (4)
  *  Reply private data (server, 32 octets)
  *   0 "IWPF"  4 version  5-7 reserved  8 address (8)  16 STag (4)
  *   20 credits (4)  24 length (8)
@@ -47,7 +49,7 @@ void perf_req_encode(const struct perf_req *r, uint8_t *p)
 	head(p);
 	p[5] = r->mode;
 	p[6] = r->test;
-	p[7] = (r->tcp ? 1 : 0) | (r->threads ? 2 : 0);
+	p[7] = (r->tcp ? 1 : 0) | (r->threads ? 2 : 0) | (r->watch_only ? 4 : 0);
 	put_be32(p + 8, r->session);
 	put_be16(p + 12, r->qp_index);
 	put_be16(p + 14, r->qp_count);
@@ -70,6 +72,7 @@ int perf_req_decode(const void *pd, size_t len, struct perf_req *r)
 		.test = p[6],
 		.tcp = p[7] & 1,
 		.threads = p[7] & 2,
+		.watch_only = p[7] & 4,
 		.session = get_be32(p + 8),
 		.qp_index = get_be16(p + 12),
 		.qp_count = get_be16(p + 14),
