@@ -74,15 +74,25 @@ timeout 60 "$perf" --loopback --json -t write -D 4 -q 2 -s 4096 -n 200 \
 perf_rows_ok "$out"
 row "$out" '.iterations == 400 and .bytes == 400 * 4096'
 
+# traced_run NAME HEADER ROW ARGS...: iwarp-perf --loopback ARGS, traced
+# to $work/NAME.pcap, must print a header that begins with HEADER and a
+# row that begins with ROW (a grep pattern)
+traced_run() {
+	name=$1 header=$2 want=$3
+	shift 3
+	IWARP_TRACE="$work/$name.pcap" timeout 60 "$perf" --loopback "$@" \
+		>"$work/$name.txt" || fail "$*: exit $?"
+	grep -q "^# iwarp-perf $header, " "$work/$name.txt" ||
+		fail "$*: $(head -n 1 "$work/$name.txt")"
+	grep -q "^ *$want " "$work/$name.txt" ||
+		fail "$*: no row $want: $(tail -n 1 "$work/$name.txt")"
+}
+
 # --rx-depth: the receives the server posts for Sends, granted to the
 # client in the MPA Reply (after the 4 RFC 6581 octets, perf_rep's
 # credits at its octet 20), and named in the header
-IWARP_TRACE="$work/rx.pcap" timeout 60 "$perf" --loopback -m rate -t send \
-	-s 64 -n 2000 --rx-depth 40 >"$work/rx.txt" || fail "--rx-depth: exit $?"
-grep -q "^# iwarp-perf rate send: 1 QP, depth 128, 40 receives, " \
-	"$work/rx.txt" || fail "--rx-depth 40: $(head -n 1 "$work/rx.txt")"
-grep -q "^ *64 *2000 " "$work/rx.txt" ||
-	fail "--rx-depth 40: no row of 2000: $(tail -n 1 "$work/rx.txt")"
+traced_run rx "rate send: 1 QP, depth 128, 40 receives" "64 *2000" \
+	-m rate -t send -s 64 -n 2000 --rx-depth 40
 credits=$(tshark_r "$work/rx.pcap" -Y "iwarp_mpa.rep" -T fields \
 	-e iwarp_mpa.privatedata | cut -c49-56)
 [ "$credits" = "00000028" ] || fail "--rx-depth 40: credits $credits"
@@ -183,13 +193,8 @@ grep -q "rejected the connection (R bit): peer MPA rev 2, M0 C0 R1" \
 # --watch-only: write lat as ib_write_lat waits, named in the header and
 # asked of the server in the Request's flags (octet 7 of perf_req, after
 # the 4 RFC 6581 octets); a server in manual mode refuses it, saying why
-IWARP_TRACE="$work/watch.pcap" timeout 60 "$perf" --loopback -m lat \
-	-t write -s 8 -n 500 --watch-only >"$work/watch.txt" ||
-	fail "--watch-only: exit $?"
-grep -q "^# iwarp-perf lat write: 1 QP, depth 1, watching memory only, " \
-	"$work/watch.txt" || fail "--watch-only: $(head -n 1 "$work/watch.txt")"
-grep -q "^ *8 *500 " "$work/watch.txt" ||
-	fail "--watch-only: no row of 500: $(tail -n 1 "$work/watch.txt")"
+traced_run watch "lat write: 1 QP, depth 1, watching memory only" "8 *500" \
+	-m lat -t write -s 8 -n 500 --watch-only
 flags=$(tshark_r "$work/watch.pcap" -Y "iwarp_mpa.req" -T fields \
 	-e iwarp_mpa.privatedata | cut -c23-24)
 [ "$flags" = 04 ] || fail "--watch-only: Request flags $flags"
