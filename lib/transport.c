@@ -39,7 +39,9 @@
  * Behind a large direct destination, and after a read that filled the
  * whole buffer, read only what may hold the end of a frame and the next
  * frame's headers: the payload that follows can then land in place
- * instead of being copied out of the buffer.
+ * instead of being copied out of the buffer.  So too behind the last
+ * octets of a large frame, and for the rest of the next frame's headers
+ * after it, when a read has stopped short of either.
  */
 #define TP_DIRECT_LARGE (16 * 1024)
 #define TP_HEADER_ROOM 128
@@ -568,13 +570,15 @@ static void read_some(struct tp_conn *c)
 		struct iovec iov[2];
 		size_t dlen = 0, direct = 0, want;
 		uint8_t *dst = c->ops->rx_direct(c->arg, &dlen);
+		/* a large frame's place, or the last octets of one */
+		bool bulk = dlen >= TP_DIRECT_LARGE || (c->rx_bulk && dlen);
 		size_t staged = buf_len;
 		int n = 0;
 		ssize_t r;
 
 		if (dst && dlen)
 			iov[n++] = (struct iovec){ dst, dlen };
-		if (dlen >= TP_DIRECT_LARGE || c->rx_resync)
+		if (bulk || c->rx_bulk || c->rx_resync)
 			staged = TP_HEADER_ROOM;
 		iov[n++] = (struct iovec){ buf, staged };
 		want = dlen + staged;
@@ -595,6 +599,7 @@ static void read_some(struct tp_conn *c)
 		trace_data(c, false, iov, n, (size_t)r);
 		/* a bulk stream: find the next frame's headers before its payload */
 		c->rx_resync = staged == buf_len && (size_t)r == want;
+		c->rx_bulk = bulk;
 		if (dst && dlen) {
 			direct = (size_t)r < dlen ? (size_t)r : dlen;
 			c->ops->rx_direct_done(c->arg, direct);

@@ -89,6 +89,7 @@ struct tp_conn {
 	struct tp_addrs *next_addrs; /* connecting: those not tried yet */
 	struct event_base *base;
 	bool rx_resync;	 /* the last read filled the buffer */
+	bool rx_bulk;	 /* the last read went into a large frame's place */
 	bool write_armed;
 	bool shut; /* no more callbacks into the owner */
 	bool eof_seen;

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TCP transport's reads, under an owner of its own: frames of a
+ * 4-octet length and a payload that the owner places straight into its
+ * buffer whenever it knows where the next octets go.  What the reads put
+ * through the transport's buffer instead (and the owner then copies) is
+ * counted.
+ */
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "lib/byteorder.h"
+#include "lib/transport.h"
+#include "testutil.h"
+
+#define PLACE_LEN (512 * 1024)
+
+struct owner {
+	uint8_t *place;	  /* every frame's payload, one after the other */
+	size_t placed;	  /* payload octets placed so far */
+	uint8_t hdr[4];
+	size_t hdr_len;	  /* octets of the next frame's length so far */
+	size_t left;	  /* payload octets of this frame still to come */
+	size_t fed_payload; /* payload octets that came through rx_feed */
+};
+
+static void no_lock(void *arg)
+{
+	(void)arg;
+}
+
+static int no_tx(void *arg, struct iovec *iov, int max, size_t max_bytes)
+{
+	(void)arg, (void)iov, (void)max, (void)max_bytes;
+	return 0;
+}
+
+static void no_advance(void *arg, size_t len)
+{
+	(void)arg, (void)len;
+}
+
+static void payload(struct owner *o, const uint8_t *p, size_t n)
+{
+	ck_assert_uint_le(o->placed + n, PLACE_LEN);
+	memcpy(o->place + o->placed, p, n);
+	o->placed += n;
+	o->left -= n;
+}
+
+static int feed(void *arg, const uint8_t *p, size_t len)
+{
+	struct owner *o = arg;
+
+	while (len) {
+		size_t n;
+
+		if (!o->left) {
+			o->hdr[o->hdr_len++] = *p++;
+			len--;
+			if (o->hdr_len == sizeof(o->hdr)) {
+				o->left = get_be32(o->hdr);
+				o->hdr_len = 0;
+			}
+			continue;
+		}
+		n = len < o->left ? len : o->left;
+		payload(o, p, n);
+		o->fed_payload += n;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static uint8_t *direct(void *arg, size_t *len)
+{
+	struct owner *o = arg;
+
+	if (!o->left)
+		return NULL;
+	*len = o->left;
+	return o->place + o->placed;
+}
+
+static int direct_done(void *arg, size_t len)
+{
+	struct owner *o = arg;
+
+	o->placed += len;
+	o->left -= len;
+	return 0;
+}
+
+static void closed(void *arg, int err)
+{
+	(void)arg;
+	ck_abort_msg("the connection closed: %d", err);
+}
+
+static const struct tp_ops ops = {
+	.lock = no_lock, .unlock = no_lock, .tx_gather = no_tx,
+	.tx_advance = no_advance, .rx_feed = feed, .rx_direct = direct,
+	.rx_direct_done = direct_done, .closed = closed,
+};
+
+struct link {
+	struct event_base *base;
+	struct tp_conn c;
+	struct owner o;
+	int peer; /* the far end, written to by the test */
+	int fd;
+};
+
+static void link_open(struct link *l)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(l, 0, sizeof(*l));
+	ck_assert_int_ge(lfd, 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
+	l->peer = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(l->peer, (struct sockaddr *)&a, alen), 0);
+	l->fd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(l->fd, 0);
+	close(lfd);
+	l->o.place = calloc(1, PLACE_LEN);
+	l->base = event_base_new();
+	ck_assert(l->o.place && l->base);
+	ck_assert_int_eq(tp_adopt(&l->c, l->base, l->fd, &ops, &l->o, NULL),
+			 0);
+}
+
+static void link_close(struct link *l)
+{
+	tp_shutdown(&l->c);
+	tp_free(&l->c);
+	close(l->peer);
+	event_base_free(l->base);
+	free(l->o.place);
+}
+
+/* Writes @n octets to the far end and waits until all of them are in. */
+static void arrive(struct link *l, const uint8_t *p, size_t n)
+{
+	int queued = 0;
+
+	for (size_t done = 0; done < n;) {
+		ssize_t w = write(l->peer, p + done, n - done);
+
+		ck_assert_int_gt(w, 0);
+		done += (size_t)w;
+	}
+	for (int i = 0; i < 1000 && (size_t)queued < n; i++) {
+		struct pollfd pf = { l->fd, POLLIN, 0 };
+
+		poll(&pf, 1, 10);
+		ck_assert_int_eq(ioctl(l->fd, FIONREAD, &queued), 0);
+	}
+	ck_assert_uint_ge((size_t)queued, n);
+}
+
+/* Frames of @len octets each, numbered from @first, into @out. */
+static size_t frames(uint8_t *out, int first, int count, uint32_t len)
+{
+	size_t at = 0;
+
+	for (int f = first; f < first + count; f++) {
+		put_be32(out + at, len);
+		at += 4;
+		for (uint32_t i = 0; i < len; i++)
+			out[at++] = (uint8_t)(f * 31 + i * 7);
+	}
+	return at;
+}
+
+/*
+ * Two frames of 64 KiB whose octets arrive in the pieces that @cuts ends
+ * (the last cut is the end of the stream), each read at once.  The first
+ * frame's length comes alone, so that its payload has a place from its
+ * first octet on.  Returns the payload octets that came through the
+ * transport's buffer from the third piece on.
+ */
+static size_t two_frames_in_pieces(const size_t *cuts, int n_cuts)
+{
+	enum { LEN = 65536 };
+	static uint8_t wire[2 * (LEN + 4)], want[2 * LEN];
+	struct link l;
+	size_t from = 0, fed;
+
+	ck_assert_uint_eq(frames(wire, 0, 2, LEN), cuts[n_cuts - 1]);
+	for (size_t f = 0, at = 0; f < 2; f++, at += LEN + 4)
+		memcpy(want + f * LEN, wire + at + 4, LEN);
+	link_open(&l);
+	for (int i = 0; i < n_cuts; i++) {
+		if (i == 2)
+			l.o.fed_payload = 0;
+		arrive(&l, wire + from, cuts[i] - from);
+		tp_poll(&l.c);
+		from = cuts[i];
+	}
+	ck_assert_uint_eq(l.o.placed, 2 * LEN);
+	ck_assert_mem_eq(l.o.place, want, 2 * LEN);
+	fed = l.o.fed_payload;
+	link_close(&l);
+	return fed;
+}
+
+/*
+ * A read that stops short of a large frame's end: the next one takes the
+ * rest of the payload in place and no more than the next frame's length
+ * from the stream, so that that frame's payload lands in place too
+ * instead of going through the transport's buffer.
+ */
+START_TEST(payload_after_a_large_frames_last_octets_lands_in_place)
+{
+	static const size_t cuts[] = { 4, 4 + 50000, 2 * (65536 + 4) };
+	size_t fed = two_frames_in_pieces(cuts, 3);
+
+	require(fed < 1024, "%zu payload octets went through the buffer",
+		fed);
+}
+END_TEST
+
+/* The same when the read stops inside the next frame's length. */
+START_TEST(payload_after_a_split_length_lands_in_place)
+{
+	static const size_t cuts[] = { 4, 65536 + 4 + 2, 2 * (65536 + 4) };
+	size_t fed = two_frames_in_pieces(cuts, 3);
+
+	require(fed < 1024, "%zu payload octets went through the buffer",
+		fed);
+}
+END_TEST
+
+/* Small frames still come many to a read, through the buffer. */
+START_TEST(small_frames_come_through_the_buffer_whole)
+{
+	enum { LEN = 100, COUNT = 200 };
+	static uint8_t wire[COUNT * (LEN + 4)];
+	struct link l;
+	size_t n = frames(wire, 0, COUNT, LEN);
+
+	link_open(&l);
+	arrive(&l, wire, n);
+	tp_poll(&l.c);
+	ck_assert_uint_eq(l.o.placed, COUNT * LEN);
+	for (int f = 0; f < COUNT; f++)
+		ck_assert_mem_eq(l.o.place + f * LEN,
+				 wire + f * (LEN + 4) + 4, LEN);
+	link_close(&l);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("transport");
+	TCase *tc = tcase_create("reads");
+
+	tcase_add_test(tc,
+		       payload_after_a_large_frames_last_octets_lands_in_place);
+	tcase_add_test(tc, payload_after_a_split_length_lands_in_place);
+	tcase_add_test(tc, small_frames_come_through_the_buffer_whole);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
