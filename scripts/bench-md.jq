@@ -12,6 +12,11 @@ def cell($row; $m):
 		"\($x.median | num) (\($x.libiwarp | num) / \($x.tcp | num) " +
 		"\($row.unit | sub("us"; "µs")))"
 	else ($x.median | num) end;
+# the mode of N library threads a row was also run in, if any
+def threads_mode($row):
+	[$row.modes | keys[] | select(test("^[0-9]+$"))] | first;
+def mode_name($m):
+	if $m | test("^[0-9]+$") then "\($m) threads" else $m end;
 def target($row):
 	if $row.target == null then "—"
 	elif $row.better == "low" then "≤ \($row.target)"
@@ -24,14 +29,17 @@ def target($row):
 "\(.seconds) s in all.  Each cell is the median over the rounds of the " +
 "ratio libiwarp / TCP measured in one run (libiwarp's and TCP's own " +
 "figures in brackets, also medians); latency ratios are better low, " +
-"the others high.  The best mode's median is held against the target." +
+"the others high.  The best mode's median is held against the target; " +
+"N threads: `--progress N`, a library thread per connection, for the " +
+"rows of N connections." +
 (if .idle_qps then "  Idle rows: \(.idle_qps) idle QPs." else "" end),
 "",
-"| pattern | manual | thread | best | target | |",
-"|---|---|---|---|---|---|",
+"| pattern | manual | thread | N threads | best | target | |",
+"|---|---|---|---|---|---|---|",
 (.rows[] as $r |
 	"| \($r.label) | \(cell($r; "manual")) | \(cell($r; "thread")) | " +
-	"\(if $r.best then "\($r.best.value | num) \($r.best.mode)" else "—" end) | " +
+	"\(threads_mode($r) as $n | if $n then cell($r; $n) else "—" end) | " +
+	"\(if $r.best then "\($r.best.value | num) \(mode_name($r.best.mode))" else "—" end) | " +
 	"\(target($r)) | \($r.result // "") |"),
 (if (.peers | length) > 0 then
 	"",

@@ -2,7 +2,8 @@
 # make bench's script runs and writes a well-formed table.  With a few of
 # its runs (one round of short runs, a few idle QPs, no peers): every run
 # recorded, every table row of those runs with a median in each progress
-# mode, a best mode and a verdict (none for a row without a target); a
+# mode (and N = 2 also with two library threads), a best mode and a
+# verdict (none for a row without a target); a
 # Markdown line per row; --readme replaces only the marked block.  No
 # speed is judged here: a miss is as good as a pass.
 set -eu
@@ -20,8 +21,8 @@ BENCH_OUT=$out BENCH_RUNS=1 BENCH_DURATION=0.3 BENCH_IDLE=40 \
 	fail "bench: exit $?: $(cat "$work/stderr") $(tail -n 5 "$out/bench.log")"
 
 r="$out/results.json"
-# 5 runs in 2 modes, none failed
-jq -e '[.raw[] | select(.failed)] == [] and (.raw | length) == 10 and
+# 5 runs in 2 modes, N = 2 in a third, none failed
+jq -e '[.raw[] | select(.failed)] == [] and (.raw | length) == 11 and
 	.rounds == 1 and .idle_qps == 40 and .host.cores > 0 and
 	(.host.kernel | length) > 0 and .peers == []' "$r" >/dev/null ||
 	fail "results: $(jq -c 'del(.raw, .rows)' "$r")"
@@ -32,11 +33,16 @@ jq -e '[.rows[].run] == ["lat_send", "lat_send", "rate_write_64",
 	"$r" >/dev/null || fail "rows: $(jq -c '[.rows[].run]' "$r")"
 jq -e 'all(.rows[];
 	(.modes.manual.median > 0) and (.modes.thread.median > 0) and
-	(.best.mode == "manual" or .best.mode == "thread") and
+	(.best.mode == "manual" or .best.mode == "thread" or
+	 .best.mode == "2") and
 	.best.value == .modes[.best.mode].median and
 	(if .target == null then .result == null
 	 else .result == "pass" or .result == "miss" end))' "$r" >/dev/null ||
 	fail "a row without its figures: $(jq -c '.rows[]' "$r" | head -c 600)"
+jq -e '.rows[5].modes["2"].median > 0 and .rows[0].modes["2"].median == null' \
+	"$r" >/dev/null || fail "N = 2 threads: $(jq -c '.rows[5]' "$r")"
+grep -q '^| N = 2: .* | [0-9.]* ([0-9.]* / [0-9.]* Gbit/s) | [0-9.]* [a-z0-9 ]* | ' \
+	"$work/stdout" || fail "N = 2 row: $(grep '^| N = 2' "$work/stdout")"
 # the send rate over the write rate is what the two rows measured
 jq -e '(.rows[4].modes.manual.median * 1e6 | round) ==
 	(.raw | (map(select(.bench.id == "rate_send_64" and
@@ -57,4 +63,5 @@ cmp -s "$out/results.md" "$work/stdout" || fail "results.md is not the table"
 after" ] && ! grep -q "old table" "$readme" &&
 	[ "$(grep -c '^| ' "$readme")" -eq 10 ] ||
 	fail "--readme: $(cat "$readme")"
-echo "bench_smoke: 5 runs in 2 modes, 9 rows, the Markdown and the README"
+echo "bench_smoke: 5 runs in 2 modes (N = 2 in 3), 9 rows, the Markdown and"
+echo "  the README"
