@@ -39,9 +39,9 @@
  * Behind a large direct destination, and after a read that filled the
  * whole buffer, read only what may hold the end of a frame and the next
  * frame's headers: the payload that follows can then land in place
- * instead of being copied out of the buffer.  So too behind the last
- * octets of a large frame, and for the rest of the next frame's headers
- * after it, when a read has stopped short of either.
+ * instead of being copied out of the buffer.  So too when a read stopped
+ * inside a large frame's payload (behind the rest of it, however short)
+ * or right after it (for the rest of the next frame's headers).
  */
 #define TP_DIRECT_LARGE (16 * 1024)
 #define TP_HEADER_ROOM 128
@@ -570,15 +570,16 @@ static void read_some(struct tp_conn *c)
 		struct iovec iov[2];
 		size_t dlen = 0, direct = 0, want;
 		uint8_t *dst = c->ops->rx_direct(c->arg, &dlen);
-		/* a large frame's place, or the last octets of one */
-		bool bulk = dlen >= TP_DIRECT_LARGE || (c->rx_bulk && dlen);
+		/* a large frame's place, or the rest of one a read stopped in */
+		bool large = dlen >= TP_DIRECT_LARGE ||
+			     (dst && dst == c->rx_large_rest);
 		size_t staged = buf_len;
 		int n = 0;
 		ssize_t r;
 
 		if (dst && dlen)
 			iov[n++] = (struct iovec){ dst, dlen };
-		if (bulk || c->rx_bulk || c->rx_resync)
+		if (large || c->rx_large_done || c->rx_resync)
 			staged = TP_HEADER_ROOM;
 		iov[n++] = (struct iovec){ buf, staged };
 		want = dlen + staged;
@@ -599,11 +600,12 @@ static void read_some(struct tp_conn *c)
 		trace_data(c, false, iov, n, (size_t)r);
 		/* a bulk stream: find the next frame's headers before its payload */
 		c->rx_resync = staged == buf_len && (size_t)r == want;
-		c->rx_bulk = bulk;
-		if (dst && dlen) {
+		if (dst && dlen)
 			direct = (size_t)r < dlen ? (size_t)r : dlen;
+		c->rx_large_rest = large && direct < dlen ? dst + direct : NULL;
+		c->rx_large_done = large && direct == dlen;
+		if (dst && dlen)
 			c->ops->rx_direct_done(c->arg, direct);
-		}
 		if (!c->shut && (size_t)r > direct)
 			c->ops->rx_feed(c->arg, buf, (size_t)r - direct);
 		if ((size_t)r < want)

@@ -89,7 +89,9 @@ struct tp_conn {
 	struct tp_addrs *next_addrs; /* connecting: those not tried yet */
 	struct event_base *base;
 	bool rx_resync;	 /* the last read filled the buffer */
-	bool rx_bulk;	 /* the last read went into a large frame's place */
+	bool rx_large_done;	/* the last read ended a large frame's payload */
+	uint8_t *rx_large_rest; /* where the rest of one goes, when it stopped
+				 * inside it */
 	bool write_armed;
 	bool shut; /* no more callbacks into the owner */
 	bool eof_seen;

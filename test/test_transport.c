@@ -31,6 +31,7 @@ struct owner {
 	size_t hdr_len;	  /* octets of the next frame's length so far */
 	size_t left;	  /* payload octets of this frame still to come */
 	size_t fed_payload; /* payload octets that came through rx_feed */
+	unsigned int looks; /* asked where the next octets go: once a read */
 };
 
 static void no_lock(void *arg)
@@ -86,6 +87,7 @@ static uint8_t *direct(void *arg, size_t *len)
 {
 	struct owner *o = arg;
 
+	o->looks++;
 	if (!o->left)
 		return NULL;
 	*len = o->left;
@@ -247,6 +249,31 @@ START_TEST(payload_after_a_split_length_lands_in_place)
 }
 END_TEST
 
+/*
+ * Small frames behind a large one come many to a read again: reading
+ * only up to the next headers is for the large frame's end alone.
+ */
+START_TEST(small_frames_behind_a_large_one_come_many_to_a_read)
+{
+	enum { BIG = 65536, LEN = 200, COUNT = 100 };
+	static uint8_t wire[BIG + 4 + COUNT * (LEN + 4)];
+	struct link l;
+	size_t n = frames(wire, 0, 1, BIG);
+
+	n += frames(wire + n, 1, COUNT, LEN);
+	link_open(&l);
+	arrive(&l, wire, 4);
+	tp_poll(&l.c);
+	l.o.looks = 0;
+	arrive(&l, wire + 4, n - 4);
+	tp_poll(&l.c);
+	ck_assert_uint_eq(l.o.placed, BIG + COUNT * LEN);
+	require(l.o.looks <= 6, "%u reads for a large frame and %d small ones",
+		l.o.looks, COUNT);
+	link_close(&l);
+}
+END_TEST
+
 /* Small frames still come many to a read, through the buffer. */
 START_TEST(small_frames_come_through_the_buffer_whole)
 {
@@ -274,6 +301,7 @@ static Suite *suite(void)
 	tcase_add_test(tc,
 		       payload_after_a_large_frames_last_octets_lands_in_place);
 	tcase_add_test(tc, payload_after_a_split_length_lands_in_place);
+	tcase_add_test(tc, small_frames_behind_a_large_one_come_many_to_a_read);
 	tcase_add_test(tc, small_frames_come_through_the_buffer_whole);
 	suite_add_tcase(s, tc);
 	return s;
