@@ -1986,11 +1986,5 @@ static Suite *cm_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(cm_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(cm_suite());
 }

@@ -1023,11 +1023,5 @@ static Suite *compat_cm_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(compat_cm_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(compat_cm_suite());
 }

@@ -1822,11 +1822,5 @@ static Suite *ddp_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(ddp_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(ddp_suite());
 }

@@ -330,11 +330,5 @@ static Suite *fence_inv_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(fence_inv_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(fence_inv_suite());
 }

@@ -347,11 +347,5 @@ static Suite *hostile_stream_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(hostile_stream_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(hostile_stream_suite());
 }

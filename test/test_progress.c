@@ -1101,11 +1101,5 @@ static Suite *progress_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(progress_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(progress_suite());
 }

@@ -1726,11 +1726,5 @@ static Suite *rdmap_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(rdmap_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(rdmap_suite());
 }

@@ -2151,11 +2151,5 @@ static Suite *rdmap_errors_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(rdmap_errors_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(rdmap_errors_suite());
 }

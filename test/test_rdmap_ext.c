@@ -1292,11 +1292,5 @@ static Suite *ext_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(ext_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(ext_suite());
 }

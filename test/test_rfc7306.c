@@ -666,11 +666,5 @@ static Suite *rfc7306_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(rfc7306_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(rfc7306_suite());
 }

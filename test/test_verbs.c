@@ -1365,11 +1365,5 @@ static Suite *verbs_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(verbs_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(verbs_suite());
 }

@@ -68,3 +68,14 @@ uint32_t ref_crc32c(const uint8_t *p, size_t len)
 	}
 	return ~crc;
 }
+
+int run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -43,4 +43,7 @@ void rng_fill(struct rng *r, uint8_t *p, size_t len);
 /* CRC32c, reflected polynomial 0x82f63b78, one bit at a time. */
 uint32_t ref_crc32c(const uint8_t *p, size_t len);
 
+/* Runs @s and returns the process's exit status: 1 if a test failed. */
+int run_suite(Suite *s);
+
 #endif /* IW_TESTUTIL_H */
