@@ -147,8 +147,8 @@ void conn_flush(struct iw_cm_id *id)
 
 /*
  * A thread that polls moves the stream on itself: what has arrived is
- * placed and completed, what is due is sent.  @waiting: it polled because
- * its CQ was empty (see progress_polled()).  With the connection's lock.
+ * placed and completed, what is due is sent.  @waiting: it keeps finding
+ * its CQ empty (see progress_polled()).  With the connection's lock.
  */
 void conn_progress(struct iw_cm_id *id, bool waiting)
 {

@@ -183,14 +183,16 @@ static bool qp_armed(const struct iw_qp *qp)
 }
 
 /*
- * A thread that found its CQ empty has just moved the connection on (with
- * its lock held).  Where a library thread watches the socket too, it would
- * wake for every message only to find it taken, and on a small machine
- * take the CPU from the very thread that polls: it stops watching until
- * such polls stop, or until the application arms a CQ to sleep on.  Polls
- * that find completions do not count: an application that takes its send
- * completions and then spins on memory for a peer's RDMA Write, as
- * latency tests do, needs the loop to place that Write.
+ * A thread that found its CQ empty, and had found it empty at its poll
+ * before, has just moved the connection on (with its lock held).  Where a
+ * library thread watches the socket too, it would wake for every message
+ * only to find it taken, and on a small machine take the CPU from the
+ * very thread that polls: it stops watching until such polls stop, or
+ * until the application arms a CQ to sleep on.  Polls that find
+ * completions do not count, nor does one empty poll after them: an
+ * application that polls until its send completes and then spins on
+ * memory for a peer's RDMA Write, as latency tests do, needs the loop to
+ * place that Write.
  */
 void progress_polled(struct iw_cm_id *id)
 {
@@ -508,7 +510,8 @@ static void progress_qps(struct iw_cq *cq, uint32_t start, bool waiting)
 
 /*
  * Reads what has arrived for the CQ's QPs, starting with a different QP
- * each time so that none is always last; @waiting when the CQ was empty.
+ * each time so that none is always last; @waiting when the calling thread
+ * keeps finding the CQ empty (see progress_polled()).
  * Called inside the CQ's grace period, which keeps the QPs (and their
  * connections) alive.
  */
