@@ -38,7 +38,7 @@ static inline size_t ddp_hdr_len(bool tagged)
 }
 
 size_t ddp_hdr_encode(const struct ddp_hdr *h, uint8_t *out);
-size_t ddp_hdr_encode_seg(const struct ddp_hdr *msg, uint64_t off, bool last,
+size_t ddp_hdr_encode_seg(const struct ddp_hdr *msg, uint64_t off,
 			  uint8_t *out);
 ssize_t ddp_hdr_decode(const uint8_t *p, size_t len, struct ddp_hdr *h);
 

@@ -12,16 +12,16 @@
 
 /*
  * Writes the header of the segment that starts @off octets into the
- * message @msg describes (its TO or MO advanced by @off), with the L bit
- * @last; returns its length (14 or 18).  It reads @msg field by field:
+ * message @msg describes (its TO or MO advanced by @off, its L bit
+ * @msg's); returns its length (14 or 18).  It reads @msg field by field:
  * a header its caller has just filled in is read back from the store
  * buffer, where a copy of the whole struct would wait for it.
  */
-size_t ddp_hdr_encode_seg(const struct ddp_hdr *msg, uint64_t off, bool last,
+size_t ddp_hdr_encode_seg(const struct ddp_hdr *msg, uint64_t off,
 			  uint8_t *out)
 {
 	out[DDP_OFF_CTRL] = (uint8_t)((msg->tagged ? DDP_CTRL_T : 0) |
-				      (last ? DDP_CTRL_L : 0) |
+				      (msg->last ? DDP_CTRL_L : 0) |
 				      (msg->version & DDP_CTRL_DV));
 	out[DDP_OFF_RSVDULP] = msg->rsvdulp;
 	if (msg->tagged) {
@@ -39,7 +39,7 @@ size_t ddp_hdr_encode_seg(const struct ddp_hdr *msg, uint64_t off, bool last,
 /* Writes the header for @h; returns its length (14 or 18). */
 size_t ddp_hdr_encode(const struct ddp_hdr *h, uint8_t *out)
 {
-	return ddp_hdr_encode_seg(h, 0, h->last, out);
+	return ddp_hdr_encode_seg(h, 0, out);
 }
 
 /*

@@ -404,7 +404,7 @@ static int build_fpdu(struct rdmap_qp *qp)
 	if (!dst && qp->conn.markers_tx && qp->fpdu_count)
 		return -EAGAIN;
 	m->hdr.last = m->sent + take == m->total;
-	n = (int)ddp_hdr_encode_seg(&m->hdr, m->sent, m->hdr.last, fp->hdr);
+	n = (int)ddp_hdr_encode_seg(&m->hdr, m->sent, fp->hdr);
 	copy_small(fp->hdr + n, m->extra, m->extra_len);
 	ulpdu[0] = (struct iovec){ fp->hdr, hlen };
 	cnt = ddp_iov_slice(m->iov, m->iovcnt, m->sent, take, ulpdu + 1,

@@ -352,12 +352,7 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 		progress_flush(cq); /* work posted since the last poll */
 	n = take(cq, num_entries, wc);
 	if (!n) {
-		/*
-		 * Only a thread that comes back to an empty CQ takes the
-		 * connections from the loop: one that polls until its send
-		 * completes and then watches memory (ib_write_lat) leaves
-		 * the peer's Writes to the loop.
-		 */
+		/* a second empty poll in a row takes the QPs (progress_polled()) */
 		progress_cq(cq, idle_polls > 0);
 		n = take(cq, num_entries, wc);
 		if (!n && ++idle_polls >= CQ_IDLE_HELP)

@@ -242,6 +242,7 @@ int perf_dev_endpoints(struct perf_dev *d, uint32_t n, uint32_t depth,
 int perf_ep_memory(struct perf_dev *d, struct perf_ep *e, size_t len,
 		   bool with_src);
 void perf_ep_touch(struct perf_ep *e);
+bool perf_writes_out(const struct perf_dev *d);
 int perf_ep_qp(struct perf_dev *d, struct perf_ep *e, uint32_t send_wr,
 	       uint32_t recv_wr);
 int perf_post_ctrl_recv(struct perf_ep *e, uint32_t slot);

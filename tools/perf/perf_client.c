@@ -390,15 +390,6 @@ static int watch_marks(struct perf_client *c)
 	return seen;
 }
 
-/* Write lat: whether a ping of ours has yet to complete. */
-static bool pings_out(const struct perf_client *c)
-{
-	for (uint32_t i = 0; i < c->d.n_ep; i++)
-		if (c->d.ep[i].completed < c->d.ep[i].posted)
-			return true;
-	return false;
-}
-
 /*
  * Ping-pong on every QP at once until each has done @iters (or the
  * duration is over), then until our own work requests have completed.
@@ -440,7 +431,7 @@ static int ping_pong(struct perf_client *c, uint64_t iters, double t0)
 			return 0;
 		if (write) {
 			/* the poll places what has come: look right after */
-			n = !c->o->watch_only || pings_out(c)
+			n = !c->o->watch_only || perf_writes_out(&c->d)
 				    ? iw_poll_cq(c->d.cq, BATCH, wc)
 				    : 0;
 			seen = n < 0 ? 0 : watch_marks(c);

@@ -168,6 +168,15 @@ void perf_ep_touch(struct perf_ep *e)
 		memset(e->src, 0, e->len);
 }
 
+/* Whether a data work request of ours has yet to complete, on any QP. */
+bool perf_writes_out(const struct perf_dev *d)
+{
+	for (uint32_t i = 0; i < d->n_ep; i++)
+		if (d->ep[i].completed < d->ep[i].posted)
+			return true;
+	return false;
+}
+
 /*
  * The endpoint's memory: @len octets advertised to the peer, as many
  * again as a local source when @with_src, and the control slots.

@@ -430,15 +430,6 @@ static unsigned int wait_flags(struct server *s, bool *watching)
 	return PERF_WAIT_CLOSING | PERF_WAIT_SLEEP;
 }
 
-/* Write lat: whether a pong of ours has yet to complete. */
-static bool pongs_out(const struct server *s)
-{
-	for (uint32_t i = 0; i < s->d.n_ep; i++)
-		if (s->d.ep[i].completed < s->d.ep[i].posted)
-			return true;
-	return false;
-}
-
 /*
  * Write lat, watching memory: the CQ is polled at each look, so that this
  * thread places a ping as soon as it comes; when the client asked to watch
@@ -448,7 +439,7 @@ static bool pongs_out(const struct server *s)
  */
 static bool poll_while_watching(const struct server *s, double quiet_since)
 {
-	return !s->req.watch_only || pongs_out(s) ||
+	return !s->req.watch_only || perf_writes_out(&s->d) ||
 	       tool_now_us() - quiet_since > 1000;
 }
 
