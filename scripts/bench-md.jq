@@ -17,6 +17,13 @@ def threads_mode($row):
 	[$row.modes | keys[] | select(test("^[0-9]+$"))] | first;
 def mode_name($m):
 	if $m | test("^[0-9]+$") then "\($m) threads" else $m end;
+# the best mode's median, and its rounds' range when they differ
+def best($row):
+	$row.best as $b |
+	if $b == null then "—"
+	else "\($b.value | num) \(mode_name($b.mode))" +
+		(if $b.low == null or $b.low == $b.high then ""
+		 else " (\($b.low | num)–\($b.high | num))" end) end;
 def target($row):
 	if $row.target == null then "—"
 	elif $row.better == "low" then "≤ \($row.target)"
@@ -29,7 +36,8 @@ def target($row):
 "\(.seconds) s in all.  Each cell is the median over the rounds of the " +
 "ratio libiwarp / TCP measured in one run (libiwarp's and TCP's own " +
 "figures in brackets, also medians); latency ratios are better low, " +
-"the others high.  The best mode's median is held against the target; " +
+"the others high.  The best mode's median is held against the target, " +
+"with the lowest and highest of its rounds in brackets; " +
 "N threads: `--progress N`, a library thread per connection, for the " +
 "rows of N connections." +
 (if .idle_qps then "  Idle rows: \(.idle_qps) idle QPs." else "" end),
@@ -39,7 +47,7 @@ def target($row):
 (.rows[] as $r |
 	"| \($r.label) | \(cell($r; "manual")) | \(cell($r; "thread")) | " +
 	"\(threads_mode($r) as $n | if $n then cell($r; $n) else "—" end) | " +
-	"\(if $r.best then "\($r.best.value | num) \(mode_name($r.best.mode))" else "—" end) | " +
+	"\(best($r)) | " +
 	"\(target($r)) | \($r.result // "") |"),
 (if (.peers | length) > 0 then
 	"",

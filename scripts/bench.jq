@@ -1,7 +1,9 @@
 # scripts/bench's summary: the raw rows (slurped) and the table's rows
 # ($spec[0]) make results.json.  Every figure of a row is the median over
 # the rounds of that row's figure in each round; each round's ratio comes
-# from one iwarp-perf run, which measured both sides.
+# from one iwarp-perf run, which measured both sides.  Each mode also
+# keeps its rounds' lowest and highest value, which show how far the
+# rounds spread.
 
 def median:
 	map(select(. != null)) | sort |
@@ -48,7 +50,9 @@ def summary($spec):
 		. + {($m): (
 			[rounds[] as $r | value($spec; $m; $r)] as $v |
 			[rounds[] as $r | side(one($spec.run; $m; $r); $spec.abs // "")] as $s |
+			([$v[] | select(. != null)]) as $got |
 			{median: ($v | median), values: $v,
+			 low: ($got | min), high: ($got | max),
 			 libiwarp: ([$s[][0]] | median), tcp: ([$s[][1]] | median)})}
 	)) as $by |
 	([$by | to_entries[] | select(.value.median != null)] |
@@ -57,7 +61,8 @@ def summary($spec):
 		else max_by(.value.median) end) as $best |
 	$spec + {modes: $by,
 		best: (if $best == null then null
-		       else {mode: $best.key, value: $best.value.median} end),
+		       else {mode: $best.key, value: $best.value.median,
+			     low: $best.value.low, high: $best.value.high} end),
 		result: (if $best == null then "no data"
 			 elif $spec.target == null then null
 			 elif $spec.better == "low" then

@@ -4,7 +4,8 @@
 # recorded, every table row of those runs with a median in each progress
 # mode (and N = 2 also with two library threads), a best mode and a
 # verdict (none for a row without a target); a
-# Markdown line per row; --readme replaces only the marked block.  No
+# Markdown line per row; --readme replaces only the marked block; with
+# three rounds, the best mode's range beside its median.  No
 # speed is judged here: a miss is as good as a pass.
 set -eu
 
@@ -51,6 +52,28 @@ jq -e '(.rows[4].modes.manual.median * 1e6 | round) ==
 			    .bench.progress == "manual"))[0].mmsgps) *
 		1e6 | round)' "$r" >/dev/null ||
 	fail "send/write quotient: $(jq -c '.rows[4]' "$r")"
+# one round: each mode's lowest and highest are its one value
+jq -e 'all(.rows[].modes[]; .low == .median and .high == .median)' \
+	"$r" >/dev/null || fail "one round's range: $(jq -c '.rows[0]' "$r")"
+
+# three rounds of the Send latency run: the best mode's median, with the
+# lowest and highest of its rounds, in the table
+jq -c 'select(.bench.id == "lat_send") as $x |
+	($x.bench.progress | if . == "manual" then [1.0, 1.2, 1.1]
+			     else [1.4, 1.4, 1.4] end) as $ratios |
+	range(3) as $i | $x | .bench.run = $i + 1 | .ratio = $ratios[$i]' \
+	"$out/raw.jsonl" >"$work/rounds.jsonl"
+jq -s --slurpfile spec "$out/rows.json" --argjson host '{}' \
+	--argjson seconds 1 --argjson runs 3 --argjson duration 1 \
+	-f "$top_srcdir/scripts/bench.jq" "$work/rounds.jsonl" \
+	>"$work/rounds.json" || fail "bench.jq over three rounds"
+jq -e '.rows[0].best == {mode: "manual", value: 1.1, low: 1.0, high: 1.2}' \
+	"$work/rounds.json" >/dev/null ||
+	fail "three rounds: $(jq -c '.rows[0]' "$work/rounds.json")"
+jq -r -f "$top_srcdir/scripts/bench-md.jq" "$work/rounds.json" \
+	>"$work/rounds.md"
+grep -q '^| 8 B Send ping-pong latency, p50 | .* | 1.1 manual (1–1.2) | ' \
+	"$work/rounds.md" || fail "three rounds' row: $(grep p50 "$work/rounds.md")"
 
 # Markdown: a line per row after the header, and the same in the README
 [ "$(grep -c '^| ' "$work/stdout")" -eq 10 ] ||
