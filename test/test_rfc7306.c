@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "e2e.h"
 
@@ -618,11 +619,15 @@ START_TEST(binaries_built_against_0_1_keep_their_structure_sizes)
 		ck_assert_int_eq(iw_post_send(e.c.qp, &wr, NULL), 0);
 	}
 	memset(out.guard, 0xa5, sizeof(out.guard));
-	for (int tries = 0; n < 3 && tries < 10000; tries++) {
+	/* the Writes wait as long as the handshake took (the first FPDU's
+	 * hold, conn_hold_first_fpdu()): poll for up to 5 s */
+	for (int tries = 0; n < 3 && tries < 5000; tries++) {
 		int r = poll_0_1(e.c.cq, 3 - n, out.wc + n);
 
 		ck_assert_int_ge(r, 0);
 		n += r;
+		if (!r)
+			usleep(1000);
 	}
 	ck_assert_int_eq(n, 3);
 	for (int i = 0; i < 3; i++) {
