@@ -141,6 +141,7 @@ static inline bool tp_tx_waiting(const struct tp_conn *c)
 void tp_poll(struct tp_conn *c);
 uint32_t tp_mss(const struct tp_conn *c);
 uint32_t tp_mss_bound(const struct tp_conn *c);
+int tp_open_rx_window(struct tp_conn *c);
 void tp_watch_reads(struct tp_conn *c, bool on);
 void tp_poll_soon(struct tp_conn *c);
 void tp_shutdown(struct tp_conn *c);

@@ -270,11 +270,11 @@ void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		  mp->enhanced ? " enhanced" : "", mp->crc ? "on" : "off",
 		  mp->markers_tx ? "tx" : "-", mp->markers_rx ? "rx" : "-",
 		  mp->ird, mp->ord, mp->rtr, c.mulpdu);
-	if (rc) {
-		cm_stream_ended(id, rc);
-		return;
-	}
-	rc = tp_kick(&id->tp);
+	/* not before: a peer in the handshake gets the default window */
+	if (!rc)
+		rc = tp_open_rx_window(&id->tp);
+	if (!rc)
+		rc = tp_kick(&id->tp);
 	if (rc)
 		cm_stream_ended(id, rc);
 }
