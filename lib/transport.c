@@ -29,9 +29,12 @@
  * octet read is handed to the owner before the read returns, so this is
  * scratch: one buffer per thread, not one per connection, and an idle
  * connection holds none.  Large enough for hundreds of small FPDUs, or
- * dozens of medium ones, per system call.
+ * dozens of medium ones, per system call; and for several whole FPDUs of
+ * 64 KiB with markers, which have no place to go straight to: an FPDU a
+ * read splits is taken piece by piece, its ULPDU copied twice with CRC
+ * on (into the hold, then into place), so the fewer split the better.
  */
-#define TP_RXBUF (128 * 1024)
+#define TP_RXBUF (512 * 1024)
 #define TP_IOV 1024		 /* IOV_MAX on Linux */
 #define TP_MAX_WRITE (1u << 20)	 /* octets per sendmsg */
 #define TP_ROUNDS 64		 /* syscalls per callback before yielding */

@@ -22,7 +22,7 @@
 #include "lib/transport.h"
 #include "testutil.h"
 
-#define PLACE_LEN (512 * 1024)
+#define PLACE_LEN (1024 * 1024)
 
 struct owner {
 	uint8_t *place;	  /* every frame's payload, one after the other */
@@ -32,6 +32,7 @@ struct owner {
 	size_t left;	  /* payload octets of this frame still to come */
 	size_t fed_payload; /* payload octets that came through rx_feed */
 	unsigned int looks; /* asked where the next octets go: once a read */
+	bool no_place;	  /* names no place: every octet through the buffer */
 };
 
 static void no_lock(void *arg)
@@ -88,7 +89,7 @@ static uint8_t *direct(void *arg, size_t *len)
 	struct owner *o = arg;
 
 	o->looks++;
-	if (!o->left)
+	if (!o->left || o->no_place)
 		return NULL;
 	*len = o->left;
 	return o->place + o->placed;
@@ -293,6 +294,34 @@ START_TEST(small_frames_come_through_the_buffer_whole)
 }
 END_TEST
 
+/*
+ * Frames that have no place to go straight to (FPDUs with markers) come
+ * several whole to a read: one the read splits is taken piece by piece.
+ */
+START_TEST(frames_without_a_place_come_several_whole_to_a_read)
+{
+	enum { LEN = 65000, COUNT = 6 };
+	static uint8_t wire[COUNT * (LEN + 4)];
+	struct link l;
+	size_t n = frames(wire, 0, COUNT, LEN);
+
+	link_open(&l);
+	/* room in the socket for all of them at once */
+	ck_assert_int_eq(tp_open_rx_window(&l.c), 0);
+	l.o.no_place = true;
+	arrive(&l, wire, n);
+	tp_poll(&l.c);
+	ck_assert_uint_eq(l.o.placed, COUNT * LEN);
+	ck_assert_uint_eq(l.o.fed_payload, COUNT * LEN);
+	require(l.o.looks <= 2, "%u reads for %d frames of %d octets",
+		l.o.looks, COUNT, LEN);
+	for (int f = 0; f < COUNT; f++)
+		ck_assert_mem_eq(l.o.place + f * LEN,
+				 wire + f * (LEN + 4) + 4, LEN);
+	link_close(&l);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("transport");
@@ -303,6 +332,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, payload_after_a_split_length_lands_in_place);
 	tcase_add_test(tc, small_frames_behind_a_large_one_come_many_to_a_read);
 	tcase_add_test(tc, small_frames_come_through_the_buffer_whole);
+	tcase_add_test(tc, frames_without_a_place_come_several_whole_to_a_read);
 	suite_add_tcase(s, tc);
 	return s;
 }
