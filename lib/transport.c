@@ -503,9 +503,10 @@ uint32_t tp_mss_bound(const struct tp_conn *c)
 
 /*
  * Raises the socket's receive buffer to hold TP_RX_WINDOW_FLOOR.
- * SO_RCVLOWAT does so without fixing its size as SO_RCVBUF would (Linux
- * 4.18 on; before, it changes nothing), so autotuning still grows it on
- * a long path; set back to one octet, it wakes the reader as before.
+ * SO_RCVLOWAT does so without fixing its size as SO_RCVBUF would, so
+ * autotuning still grows it on a long path (a kernel that does not raise
+ * the buffer for it leaves the buffer as it was); set back to one octet,
+ * it wakes the reader as before.
  */
 int tp_open_rx_window(struct tp_conn *c)
 {
