@@ -191,6 +191,16 @@ static size_t frames(uint8_t *out, int first, int count, uint32_t len)
 	return at;
 }
 
+/* The @count frames of @len octets in @wire all went to their place. */
+static void expect_placed(const struct link *l, const uint8_t *wire,
+			  int count, uint32_t len)
+{
+	ck_assert_uint_eq(l->o.placed, (size_t)count * len);
+	for (int f = 0; f < count; f++)
+		ck_assert_mem_eq(l->o.place + (size_t)f * len,
+				 wire + (size_t)f * (len + 4) + 4, len);
+}
+
 /*
  * Two frames of 64 KiB whose octets arrive in the pieces that @cuts ends
  * (the last cut is the end of the stream), each read at once.  The first
@@ -286,10 +296,7 @@ START_TEST(small_frames_come_through_the_buffer_whole)
 	link_open(&l);
 	arrive(&l, wire, n);
 	tp_poll(&l.c);
-	ck_assert_uint_eq(l.o.placed, COUNT * LEN);
-	for (int f = 0; f < COUNT; f++)
-		ck_assert_mem_eq(l.o.place + f * LEN,
-				 wire + f * (LEN + 4) + 4, LEN);
+	expect_placed(&l, wire, COUNT, LEN);
 	link_close(&l);
 }
 END_TEST
@@ -311,13 +318,10 @@ START_TEST(frames_without_a_place_come_several_whole_to_a_read)
 	l.o.no_place = true;
 	arrive(&l, wire, n);
 	tp_poll(&l.c);
-	ck_assert_uint_eq(l.o.placed, COUNT * LEN);
+	expect_placed(&l, wire, COUNT, LEN);
 	ck_assert_uint_eq(l.o.fed_payload, COUNT * LEN);
 	require(l.o.looks <= 2, "%u reads for %d frames of %d octets",
 		l.o.looks, COUNT, LEN);
-	for (int f = 0; f < COUNT; f++)
-		ck_assert_mem_eq(l.o.place + f * LEN,
-				 wire + f * (LEN + 4) + 4, LEN);
 	link_close(&l);
 }
 END_TEST
