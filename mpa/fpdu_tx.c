@@ -268,20 +268,69 @@ size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
 }
 
 /*
- * Computes the CRC of an FPDU that mpa_tx_fpdu() framed into @wire again,
- * over what its pieces hold now: the CRC must cover the octets that go
- * out (RFC 5044 section 4.4), and payload pointing into the caller's
- * buffers may have changed since the FPDU was framed.  The last piece is
- * the CRC field itself.
+ * Frames one ULPDU, on a stream without markers, around its payload: the
+ * octets before the payload (ULPDU_LENGTH and a copy of @ulpdu[0], the
+ * ULP's header) go to @frame, PAD and CRC right after them, and the rest
+ * of @ulpdu is pointed at.  A sender that keeps its frames end to end
+ * then writes one FPDU's CRC and the next one's header as one piece.
+ * @frame holds mpa_tx_frame_len(); returns the iovecs written to @out,
+ * or -EMSGSIZE, -ENOSPC as mpa_tx_fpdu() (-EINVAL with markers).
  */
-void mpa_tx_crc(const struct mpa_tx *tx, struct mpa_tx_frame *f,
-		const struct iovec *wire, int n_wire)
+int mpa_tx_fpdu_around(struct mpa_tx *tx, const struct iovec *ulpdu,
+		       int iovcnt, uint8_t *frame, struct iovec *out,
+		       int out_max)
 {
+	size_t head = MPA_HDR_LEN + ulpdu[0].iov_len, ulpdu_len = 0;
+	uint32_t acc = mpa_crc32c_init();
+	uint8_t *tail = frame + head;
+	unsigned int pad;
+	int i;
+
+	if (tx->markers)
+		return -EINVAL;
+	for (i = 0; i < iovcnt; i++)
+		ulpdu_len += ulpdu[i].iov_len;
+	if (ulpdu_len > tx->mulpdu)
+		return -EMSGSIZE;
+	if (iovcnt + 1 > out_max)
+		return -ENOSPC;
+	put_be16(frame, (uint16_t)ulpdu_len);
+	copy_small(frame + MPA_HDR_LEN, ulpdu[0].iov_base, ulpdu[0].iov_len);
+	out[0] = (struct iovec){ frame, head };
+	for (i = 1; i < iovcnt; i++)
+		out[i] = ulpdu[i];
+	pad = mpa_pad_len((uint32_t)ulpdu_len);
+	memset(tail, 0, pad);
+	out[iovcnt] = (struct iovec){ tail, pad + MPA_CRC_LEN };
+	/* with CRC off the field is sent as zeros (RFC 5044 section 4.4) */
+	if (tx->crc) {
+		for (i = 0; i < iovcnt; i++)
+			acc = mpa_crc32c_update(acc, out[i].iov_base,
+						out[i].iov_len);
+		acc = mpa_crc32c_update(acc, tail, pad);
+	}
+	put_le32(tail + pad, tx->crc ? mpa_crc32c_final(acc) : 0);
+	tx->off += head + (ulpdu_len - ulpdu[0].iov_len) + pad + MPA_CRC_LEN;
+	return iovcnt + 1;
+}
+
+/*
+ * Computes the CRC of an FPDU framed into @wire again, over what its
+ * pieces hold now: the CRC must cover the octets that go out (RFC 5044
+ * section 4.4), and payload pointing into the caller's buffers may have
+ * changed since the FPDU was framed.  The CRC field is the last four
+ * octets of the last piece.
+ */
+void mpa_tx_crc(const struct mpa_tx *tx, const struct iovec *wire, int n_wire)
+{
+	const struct iovec *last = &wire[n_wire - 1];
+	size_t before = last->iov_len - MPA_CRC_LEN;
 	uint32_t acc = mpa_crc32c_init();
 
 	if (!tx->crc)
 		return;
 	for (int i = 0; i < n_wire - 1; i++)
 		acc = mpa_crc32c_update(acc, wire[i].iov_base, wire[i].iov_len);
-	put_le32(f->crc, mpa_crc32c_final(acc));
+	acc = mpa_crc32c_update(acc, last->iov_base, before);
+	put_le32((uint8_t *)last->iov_base + before, mpa_crc32c_final(acc));
 }

@@ -101,8 +101,16 @@ int mpa_tx_fpdu(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt,
 		struct mpa_tx_frame *f, struct iovec *out, int out_max);
 size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
 			int iovcnt, size_t ulpdu_len, uint8_t *out);
-void mpa_tx_crc(const struct mpa_tx *tx, struct mpa_tx_frame *f,
-		const struct iovec *wire, int n_wire);
+int mpa_tx_fpdu_around(struct mpa_tx *tx, const struct iovec *ulpdu,
+		       int iovcnt, uint8_t *frame, struct iovec *out,
+		       int out_max);
+void mpa_tx_crc(const struct mpa_tx *tx, const struct iovec *wire, int n_wire);
+
+/* Octets mpa_tx_fpdu_around() copies: ULPDU_LENGTH, a header, PAD, CRC. */
+static inline size_t mpa_tx_frame_len(size_t hdr_len, uint32_t ulpdu_len)
+{
+	return MPA_HDR_LEN + hdr_len + mpa_pad_len(ulpdu_len) + MPA_CRC_LEN;
+}
 
 /* ---- FPDU receiver (fpdu_rx.c) -------------------------------------- */
 

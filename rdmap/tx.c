@@ -506,8 +506,7 @@ int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 
 		/* none of it has left: the CRC covers what goes now */
 		if (fp->crc_stale) {
-			mpa_tx_crc(&qp->mpa_tx, &fp->frame, fp->wire,
-				   fp->n_wire);
+			mpa_tx_crc(&qp->mpa_tx, fp->wire, fp->n_wire);
 			fp->crc_stale = false;
 		}
 		for (int j = 0; j < fp->n_wire; j++) {

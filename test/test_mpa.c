@@ -293,6 +293,135 @@ START_TEST(tx_copy_equals_the_iovec_framing)
 }
 END_TEST
 
+/* Appends the octets of @cnt pieces to @w at @n; returns the new length. */
+static size_t gather_pieces(const struct iovec *v, int cnt, uint8_t *w,
+			    size_t n)
+{
+	for (int i = 0; i < cnt; i++) {
+		memcpy(w + n, v[i].iov_base, v[i].iov_len);
+		n += v[i].iov_len;
+	}
+	return n;
+}
+
+/*
+ * Framing around the payload (header, PAD and CRC copied out, payload
+ * pointed at) sends what the iovec framing does: headers of 0 to 28
+ * octets, payloads of 0 to 2100 split over one or two buffers, CRC on
+ * and off; the payload entries point into the caller's buffers, the
+ * copied octets fill the frame exactly, and the offsets agree.
+ */
+START_TEST(tx_around_equals_the_iovec_framing)
+{
+	static uint8_t payload[2200], a[4096], b[4096], frame[64];
+	bool crc = _i & 1;
+	struct rng r;
+
+	rng_seed(&r, "tx_around", 0xa20 + (uint64_t)_i);
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)rng_next(&r);
+	for (int round = 0; round < 3000; round++) {
+		size_t hdr = (size_t)rng_range(&r, 0, 28);
+		size_t len = (size_t)rng_range(&r, 0, 2100);
+		size_t cut = (size_t)rng_range(&r, 0, len);
+		uint64_t off = 4 * rng_range(&r, 0, 1024);
+		struct iovec in[3] = {
+			{ payload, hdr },
+			{ payload + 64, cut },
+			{ payload + 64 + cut, len - cut },
+		};
+		struct mpa_tx_frame f = { 0 };
+		struct iovec out[8];
+		struct mpa_tx t1, t2;
+		size_t n1, n2, flen = mpa_tx_frame_len(hdr,
+						       (uint32_t)(hdr + len));
+		int cnt;
+
+		mpa_tx_init(&t1, 4000, false, crc);
+		mpa_tx_init(&t2, 4000, false, crc);
+		t1.off = t2.off = off;
+		cnt = mpa_tx_fpdu(&t1, in, 3, &f, out, 8);
+		require(cnt > 0, "framing failed: %d", cnt);
+		n1 = gather_pieces(out, cnt, a, 0);
+		memset(frame, 0xee, sizeof(frame));
+		cnt = mpa_tx_fpdu_around(&t2, in, 3, frame, out, 8);
+		require(cnt == 4, "round %d: %d pieces", round, cnt);
+		n2 = gather_pieces(out, cnt, b, 0);
+		require(n2 == n1 && memcmp(a, b, n1) == 0 && t1.off == t2.off,
+			"round %d: header %zu, payload %zu at offset %llu "
+			"differs", round, hdr, len, (unsigned long long)off);
+		require(out[1].iov_base == in[1].iov_base &&
+				out[2].iov_base == in[2].iov_base,
+			"round %d: the payload was not pointed at", round);
+		require(out[0].iov_base == frame &&
+				(uint8_t *)out[3].iov_base ==
+					frame + out[0].iov_len &&
+				out[0].iov_len + out[3].iov_len == flen &&
+				frame[flen] == 0xee,
+			"round %d: the frame is not %zu octets end to end",
+			round, flen);
+	}
+}
+END_TEST
+
+/*
+ * mpa_tx_crc() brings the CRC of an FPDU, framed either way, up to what
+ * its payload holds now: the same octets as framing the new payload.
+ */
+START_TEST(tx_crc_again_follows_a_changed_payload)
+{
+	uint8_t hdr[14], data[1001], frame[32], a[2048], b[2048];
+	struct iovec in[2] = { { hdr, sizeof(hdr) }, { data, sizeof(data) } };
+	struct mpa_tx_frame f = { 0 };
+	struct iovec out[8], fresh[8];
+	struct mpa_tx t, t2;
+	size_t na, nb;
+	int cnt, n;
+
+	memset(hdr, 0x11, sizeof(hdr));
+	memset(data, 0x22, sizeof(data));
+	for (int around = 0; around < 2; around++) {
+		mpa_tx_init(&t, 4000, false, true);
+		t2 = t;
+		cnt = around ? mpa_tx_fpdu_around(&t, in, 2, frame, out, 8)
+			     : mpa_tx_fpdu(&t, in, 2, &f, out, 8);
+		ck_assert_int_gt(cnt, 0);
+		data[500] ^= 0x40;
+		mpa_tx_crc(&t, out, cnt);
+		na = gather_pieces(out, cnt, a, 0);
+		n = mpa_tx_fpdu(&t2, in, 2, &(struct mpa_tx_frame){ 0 }, fresh,
+				8);
+		ck_assert_int_gt(n, 0);
+		nb = gather_pieces(fresh, n, b, 0);
+		ck_assert_uint_eq(na, nb);
+		ck_assert_mem_eq(a, b, na);
+	}
+}
+END_TEST
+
+/* Around-framing refuses what it cannot frame, and keeps the offset. */
+START_TEST(tx_around_refuses_markers_short_room_and_long_ulpdus)
+{
+	uint8_t hdr[14] = { 0 }, data[100] = { 0 }, frame[32];
+	struct iovec in[2] = { { hdr, sizeof(hdr) }, { data, sizeof(data) } };
+	struct iovec out[4];
+	struct mpa_tx t;
+
+	mpa_tx_init(&t, 4000, true, false);
+	ck_assert_int_eq(mpa_tx_fpdu_around(&t, in, 2, frame, out, 4), -EINVAL);
+	mpa_tx_init(&t, 4000, false, false);
+	ck_assert_int_eq(mpa_tx_fpdu_around(&t, in, 2, frame, out, 2),
+			 -ENOSPC);
+	mpa_tx_init(&t, 100, false, false);
+	ck_assert_int_eq(mpa_tx_fpdu_around(&t, in, 2, frame, out, 4),
+			 -EMSGSIZE);
+	ck_assert_uint_eq(t.off, 0);
+	mpa_tx_init(&t, 114, false, false);
+	ck_assert_int_eq(mpa_tx_fpdu_around(&t, in, 2, frame, out, 3), 3);
+	ck_assert_uint_eq(t.off, 2 + 114 + 0 + 4);
+}
+END_TEST
+
 /* FPDU pieces are copied with copy_small(): every length, no octet more. */
 START_TEST(copy_small_copies_exactly_its_octets_at_any_alignment)
 {
@@ -1017,6 +1146,9 @@ Suite *mpa_framing_suite(void)
 	tcase_add_test(tc, tx_crc_covers_length_ulpdu_and_pad);
 	tcase_add_test(tc, tx_markers_without_room_are_refused);
 	tcase_add_loop_test(tc, tx_copy_equals_the_iovec_framing, 0, 4);
+	tcase_add_loop_test(tc, tx_around_equals_the_iovec_framing, 0, 2);
+	tcase_add_test(tc, tx_crc_again_follows_a_changed_payload);
+	tcase_add_test(tc, tx_around_refuses_markers_short_room_and_long_ulpdus);
 	tcase_add_test(tc, copy_small_copies_exactly_its_octets_at_any_alignment);
 	tcase_add_loop_test(tc, tx_payload_entries_point_into_caller_buffers,
 			    0, 2);
