@@ -378,6 +378,27 @@ static void source_span(struct rdmap_fpdu *fp, const struct iovec *iov,
 	}
 }
 
+/*
+ * Frames an FPDU around payload it points at.  Its header and its PAD and
+ * CRC go to the staging ring when there is room, where the last FPDU's
+ * CRC ends: a run of them then leaves in two pieces each (payload, and
+ * one CRC with the next header) instead of four.
+ */
+static int frame_in_place(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
+			  const struct iovec *ulpdu, int cnt, size_t ulpdu_len)
+{
+	uint8_t *frame = NULL;
+
+	if (!qp->conn.markers_tx)
+		frame = stage_alloc(qp, mpa_tx_frame_len(ulpdu[0].iov_len,
+							 (uint32_t)ulpdu_len));
+	if (frame)
+		return mpa_tx_fpdu_around(&qp->mpa_tx, ulpdu, cnt, frame,
+					  fp->wire, (int)qp->fpdu_iov_max);
+	return mpa_tx_fpdu(&qp->mpa_tx, ulpdu, cnt, &fp->frame, fp->wire,
+			   (int)qp->fpdu_iov_max);
+}
+
 /* Cuts the next segment of the current message into a new FPDU. */
 static int build_fpdu(struct rdmap_qp *qp)
 {
@@ -420,8 +441,7 @@ static int build_fpdu(struct rdmap_qp *qp)
 		fp->wire_len = wire;
 	} else {
 		source_span(fp, ulpdu + 1, cnt);
-		cnt = mpa_tx_fpdu(&qp->mpa_tx, ulpdu, 1 + cnt, &fp->frame,
-				  fp->wire, (int)qp->fpdu_iov_max);
+		cnt = frame_in_place(qp, fp, ulpdu, 1 + cnt, hlen + take);
 		if (cnt < 0)
 			return cnt;
 		fp->n_wire = cnt;
@@ -580,23 +600,25 @@ void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 	rdmap_sq_complete(qp);
 }
 
+/* Whether @b is one of the octets the FPDU frames itself with. */
+static bool fpdu_owns(const struct rdmap_qp *qp, const struct rdmap_fpdu *fp,
+		      const uint8_t *b)
+{
+	const uint8_t *own = (const uint8_t *)fp;
+	const uint8_t *marks = (const uint8_t *)fp->frame.markers;
+
+	return (b >= own && b < own + sizeof(*fp)) ||
+	       (b >= qp->stage && b < qp->stage + qp->stage_size) ||
+	       (marks && b >= marks &&
+		b < marks + MPA_TX_MAX_MARKERS * MPA_MARKER_LEN);
+}
+
 /*
  * The rest of the FPDU partly written, payload and all, moves to the
  * bounce buffer: its CRC covers that payload as it was when the first
  * octets left.  Pieces already written whole stay as they are; one cut
  * by the last write moves whole (its written part is never read again).
  */
-/* Whether @b is one of the octets the FPDU frames itself with. */
-static bool fpdu_owns(const struct rdmap_fpdu *fp, const uint8_t *b)
-{
-	const uint8_t *own = (const uint8_t *)fp;
-	const uint8_t *marks = (const uint8_t *)fp->frame.markers;
-
-	return (b >= own && b < own + sizeof(*fp)) ||
-	       (marks && b >= marks &&
-		b < marks + MPA_TX_MAX_MARKERS * MPA_MARKER_LEN);
-}
-
 static void bounce_head(struct rdmap_qp *qp, struct rdmap_fpdu *fp)
 {
 	size_t skip = qp->tx_off, used = 0;
@@ -610,8 +632,8 @@ static void bounce_head(struct rdmap_qp *qp, struct rdmap_fpdu *fp)
 			continue;
 		}
 		skip = 0;
-		/* header, pad and CRC live in the FPDU, markers beside it */
-		if (fpdu_owns(fp, b))
+		/* header, pad and CRC live in the FPDU or the staging ring */
+		if (fpdu_owns(qp, fp, b))
 			continue;
 		memcpy(qp->bounce + used, b, v->iov_len);
 		v->iov_base = qp->bounce + used;

@@ -1086,6 +1086,59 @@ START_TEST(markers_fpdus_wait_for_room_in_the_staging_ring)
 END_TEST
 
 /*
+ * Without markers, an FPDU too large to copy is framed around its payload
+ * with its header, PAD and CRC in the staging ring, where the one before
+ * ended: a run of 4 KiB Writes goes down in two pieces per FPDU (the
+ * payload, read where it lies, and one CRC with the next header), and
+ * arrives intact, true to its CRC.
+ */
+START_TEST(fpdus_built_in_place_leave_in_two_pieces_each)
+{
+	enum { K = 16, WLEN = 4096 };
+	static uint8_t a[K * WLEN], b[K * WLEN];
+	struct iovec iov[4 * K];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+	int n;
+
+	pair_opts_default(&o);
+	o.crc = true;
+	o.emss = 65000;
+	o.mulpdu_max = 65000;
+	setup(&p, &o, "fpdus_in_two_pieces", 32);
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i * 3 + 7);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	for (int k = 0; k < K; k++) {
+		struct rdmap_sge ws = { (uintptr_t)(a + k * WLEN), WLEN, sa };
+		struct rdmap_send_wr w = pair_send_wr((uint64_t)k,
+						      RDMAP_WR_WRITE, &ws, 1);
+
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)(b + k * WLEN);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+	}
+	n = rdmap_tx_gather(&p.s[0].qp, iov, 4 * K, SIZE_MAX);
+	ck_assert_int_eq(n, 2 * K + 1);
+	for (int k = 0; k < K; k++) {
+		ck_assert_ptr_eq(iov[2 * k + 1].iov_base, a + k * WLEN);
+		ck_assert_uint_eq(iov[2 * k + 1].iov_len, WLEN);
+		/* the CRC before and the header after: 4 + 2 + 14 octets */
+		if (k)
+			ck_assert_uint_eq(iov[2 * k].iov_len, 20);
+	}
+	pair_pump(&p);
+	ck_assert_int_eq(p.s[0].feed_err, 0);
+	ck_assert_int_eq(p.s[1].feed_err, 0);
+	ck_assert_uint_eq(count_cqes(&p.s[0], false), K);
+	ck_assert_mem_eq(b, a, sizeof(a));
+	pair_fini(&p);
+}
+END_TEST
+
+/*
  * A peer's RDMA Write lands in the source of an FPDU built in place (too
  * large for the staging ring, without markers) while it is half sent:
  * the rest of it moves aside, and it still ends true to its CRC.  The
@@ -1707,6 +1760,7 @@ static Suite *rdmap_suite(void)
 	tcase_add_loop_test(tc, crc_covers_payload_a_write_changed_while_its_fpdu_waited,
 			    0, 2);
 	tcase_add_test(tc, markers_fpdus_wait_for_room_in_the_staging_ring);
+	tcase_add_test(tc, fpdus_built_in_place_leave_in_two_pieces_each);
 	tcase_add_test(tc, crc_stays_true_when_a_write_lands_in_a_half_sent_fpdu);
 	tcase_add_loop_test(tc, read_completes_only_when_its_last_response_octet_is_placed,
 			    0, 2);
