@@ -343,9 +343,10 @@ static uint64_t avoid_marker_end(const struct rdmap_qp *qp, size_t hlen,
  * copied whole (headers, payload, pad, markers, CRC): a run of small
  * messages then leaves as one contiguous piece instead of four or five
  * iovecs each, an FPDU with markers as one piece instead of two per
- * marker, and the CRC is computed over data just copied.  Returns room
- * for @len contiguous octets, or NULL (build in place, or with markers
- * wait for room: see build_fpdu()).
+ * marker, and the CRC is computed over data just copied.  A larger FPDU
+ * keeps only its header, PAD and CRC here (frame_in_place()).  Returns
+ * room for @len contiguous octets, or NULL (build in place, or with
+ * markers wait for room: see build_fpdu()).
  */
 static uint8_t *stage_alloc(struct rdmap_qp *qp, size_t len)
 {
