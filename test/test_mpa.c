@@ -17,6 +17,18 @@
 
 /* ---- helpers --------------------------------------------------------- */
 
+/* Copies the octets of @cnt pieces to @w, in order; returns how many. */
+static size_t gather_pieces(const struct iovec *v, int cnt, uint8_t *w)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < cnt; i++) {
+		memcpy(w + n, v[i].iov_base, v[i].iov_len);
+		n += v[i].iov_len;
+	}
+	return n;
+}
+
 /* Frames one ULPDU and appends its wire octets to @w. */
 size_t frame_into(struct mpa_tx *tx, const uint8_t *ulpdu, size_t len,
 		  uint8_t *w)
@@ -24,15 +36,10 @@ size_t frame_into(struct mpa_tx *tx, const uint8_t *ulpdu, size_t len,
 	struct iovec in = { (void *)ulpdu, len }, out[512];
 	uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
 	struct mpa_tx_frame f = { .markers = f_markers };
-	size_t n = 0;
 	int cnt = mpa_tx_fpdu(tx, &in, 1, &f, out, 512);
 
 	require(cnt > 0, "framing failed: %d", cnt);
-	for (int i = 0; i < cnt; i++) {
-		memcpy(w + n, out[i].iov_base, out[i].iov_len);
-		n += out[i].iov_len;
-	}
-	return n;
+	return gather_pieces(out, cnt, w);
 }
 
 void rx_log_init(struct rx_log *l, size_t cap)
@@ -265,7 +272,7 @@ START_TEST(tx_copy_equals_the_iovec_framing)
 				       { payload + cut1, cut2 - cut1 },
 				       { payload + cut2, len - cut2 } };
 		struct mpa_tx t1, t2;
-		size_t n1 = 0, n2;
+		size_t n1, n2;
 		uint8_t f_markers[MPA_TX_MAX_MARKERS][MPA_MARKER_LEN];
 		struct mpa_tx_frame f = { .markers = f_markers };
 		struct iovec out[64];
@@ -276,10 +283,7 @@ START_TEST(tx_copy_equals_the_iovec_framing)
 		t1.off = t2.off = off;
 		cnt = mpa_tx_fpdu(&t1, in, 3, &f, out, 64);
 		require(cnt > 0, "framing failed: %d", cnt);
-		for (int i = 0; i < cnt; i++) {
-			memcpy(a + n1, out[i].iov_base, out[i].iov_len);
-			n1 += out[i].iov_len;
-		}
+		n1 = gather_pieces(out, cnt, a);
 		n2 = mpa_tx_fpdu_copy(&t2, in, 3, len, b);
 		require(n2 == n1 && memcmp(a, b, n1) == 0 && t1.off == t2.off,
 			"round %d: len %zu at offset %llu differs", round, len,
@@ -292,17 +296,6 @@ START_TEST(tx_copy_equals_the_iovec_framing)
 	}
 }
 END_TEST
-
-/* Appends the octets of @cnt pieces to @w at @n; returns the new length. */
-static size_t gather_pieces(const struct iovec *v, int cnt, uint8_t *w,
-			    size_t n)
-{
-	for (int i = 0; i < cnt; i++) {
-		memcpy(w + n, v[i].iov_base, v[i].iov_len);
-		n += v[i].iov_len;
-	}
-	return n;
-}
 
 /*
  * Framing around the payload (header, PAD and CRC copied out, payload
@@ -342,11 +335,11 @@ START_TEST(tx_around_equals_the_iovec_framing)
 		t1.off = t2.off = off;
 		cnt = mpa_tx_fpdu(&t1, in, 3, &f, out, 8);
 		require(cnt > 0, "framing failed: %d", cnt);
-		n1 = gather_pieces(out, cnt, a, 0);
+		n1 = gather_pieces(out, cnt, a);
 		memset(frame, 0xee, sizeof(frame));
 		cnt = mpa_tx_fpdu_around(&t2, in, 3, frame, out, 8);
 		require(cnt == 4, "round %d: %d pieces", round, cnt);
-		n2 = gather_pieces(out, cnt, b, 0);
+		n2 = gather_pieces(out, cnt, b);
 		require(n2 == n1 && memcmp(a, b, n1) == 0 && t1.off == t2.off,
 			"round %d: header %zu, payload %zu at offset %llu "
 			"differs", round, hdr, len, (unsigned long long)off);
@@ -388,11 +381,11 @@ START_TEST(tx_crc_again_follows_a_changed_payload)
 		ck_assert_int_gt(cnt, 0);
 		data[500] ^= 0x40;
 		mpa_tx_crc(&t, out, cnt);
-		na = gather_pieces(out, cnt, a, 0);
+		na = gather_pieces(out, cnt, a);
 		n = mpa_tx_fpdu(&t2, in, 2, &(struct mpa_tx_frame){ 0 }, fresh,
 				8);
 		ck_assert_int_gt(n, 0);
-		nb = gather_pieces(fresh, n, b, 0);
+		nb = gather_pieces(fresh, n, b);
 		ck_assert_uint_eq(na, nb);
 		ck_assert_mem_eq(a, b, na);
 	}
