@@ -104,10 +104,11 @@ wait_tcp() {
 # gbps, mmsgps, latency min/avg/p50/p90/p99/max in order (unless the row
 # says null: not measured at that end), CPU time (unless null) that is
 # not negative (a short run may show none: the kernel counts in ticks)
-# and per GB what its seconds and octets make, and with --tcp the same
-# for the TCP figures and a positive ratio (and p99 ratio in lat rows; a
-# CPU ratio unless either side has no CPU time).  Fails naming the first
-# bad row.
+# and per GB what its seconds and octets make, over a step on the clock
+# at least as long as the row's seconds, and with --tcp the same for the
+# TCP figures (its step after libiwarp's) and a positive ratio (and p99
+# ratio in lat rows; a CPU ratio unless either side has no CPU time).
+# Fails naming the first bad row.
 perf_rows_ok() {
 	need jq jq
 	_ok='def pos: type == "number" and . > 0;
@@ -118,15 +119,19 @@ perf_rows_ok() {
 			([.min, .avg, .p50, .p90, .p99, .max] | all(pos)) and
 			.min <= .p50 and .p50 <= .p90 and .p90 <= .p99 and
 			.p99 <= .max and .min <= .avg and .avg <= .max)) and
-		(.cpu == null or (.bytes as $b | .cpu |
+		(.cpu == null or (.bytes as $b | .seconds as $s | .cpu |
 			(.user_s | nonneg) and (.sys_s | nonneg) and
 			(.s_per_gb | nonneg) and
 			((.s_per_gb - (.user_s + .sys_s) / ($b / 1e9)) | fabs) <=
 				0.001 * .s_per_gb + 1e-6 and
-			(.scope == "both" or .scope == "client")));
+			(.scope == "both" or .scope == "client") and
+			(.monotonic_s | length == 2 and .[0] > 0 and
+				.[1] >= .[0] + $s - 1e-6)));
 	def cpu0: . == null or .s_per_gb == 0;
 	type == "object" and good and
 		((has("tcp") | not) or ((.tcp | good) and (.ratio | pos) and
+			(.cpu == null or .tcp.cpu == null or
+			 .tcp.cpu.monotonic_s[0] >= .cpu.monotonic_s[1]) and
 			(.mode != "lat" or (.ratio_p99 | pos)) and
 			(if (.cpu | cpu0) or (.tcp.cpu | cpu0)
 			 then .ratio_cpu == null else (.ratio_cpu | pos) end)))'

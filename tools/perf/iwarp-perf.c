@@ -69,16 +69,16 @@ static int run_client(struct perf_opts *o, const char *tcp_port,
 		uint64_t iters = o->duration ? 0
 				 : o->iters  ? o->iters
 					     : perf_default_iters(o, size);
-		double user, sys;
+		struct perf_mark mark;
 
 		r.extra_json = idle ? idle_json : NULL;
-		perf_cpu_now(&user, &sys);
+		perf_mark_now(&mark);
 		rc = perf_client_step(c, size, iters, &r, per_qp);
-		perf_cpu_since(&r, user, sys);
+		perf_cpu_since(&r, &mark);
 		if (!rc && t) {
-			perf_cpu_now(&user, &sys);
+			perf_mark_now(&mark);
 			rc = perf_tcp_step(t, size, per_qp, &tr);
-			perf_cpu_since(&tr, user, sys);
+			perf_cpu_since(&tr, &mark);
 		}
 		if (!rc)
 			perf_report_row(o, size, &r, t ? &tr : NULL);

@@ -85,6 +85,8 @@ struct perf_result {
 	/* getrusage() over the step: user and system seconds */
 	bool have_cpu;
 	double cpu_user, cpu_sys;
+	/* the step's bounds on CLOCK_MONOTONIC, seconds (perf record -k) */
+	double from_s, to_s;
 	/*
 	 * --threads: rates are the sum of each thread's, latency figures the
 	 * median of each thread's (lat above is then empty)
@@ -97,10 +99,15 @@ struct perf_result {
 	const char *extra_json;
 };
 
-/* Process CPU time so far, user and system, in seconds. */
-void perf_cpu_now(double *user, double *sys);
-/* Adds the CPU time since (@user0, @sys0) to @r. */
-void perf_cpu_since(struct perf_result *r, double user0, double sys0);
+/* Where a step starts: the process's CPU time and the clock. */
+struct perf_mark {
+	double user, sys; /* seconds of CPU */
+	double at;	  /* CLOCK_MONOTONIC, seconds */
+};
+
+void perf_mark_now(struct perf_mark *m);
+/* Adds the CPU time since @m to @r, and sets the step's bounds. */
+void perf_cpu_since(struct perf_result *r, const struct perf_mark *m);
 
 int perf_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Operations per QP for @size when neither -n nor --duration says. */

@@ -17,6 +17,7 @@ struct figures {
 	double min, avg, p50, p90, p99, max;
 	bool have_cpu;
 	double cpu_user, cpu_sys, cpu_per_gb; /* seconds; per 10^9 octets */
+	double from_s, to_s;
 };
 
 const char *perf_mode_name(enum perf_mode m)
@@ -59,23 +60,26 @@ static double sorted_pct(const struct tool_stats *s, double pct)
 	return s->n ? s->v[k ? k - 1 : 0] : 0;
 }
 
-void perf_cpu_now(double *user, double *sys)
+void perf_mark_now(struct perf_mark *m)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	*user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
-	*sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	m->user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+	m->sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	m->at = tool_now_us() / 1e6;
 }
 
-void perf_cpu_since(struct perf_result *r, double user0, double sys0)
+void perf_cpu_since(struct perf_result *r, const struct perf_mark *m)
 {
-	double user, sys;
+	struct perf_mark now;
 
-	perf_cpu_now(&user, &sys);
+	perf_mark_now(&now);
 	r->have_cpu = true;
-	r->cpu_user += user - user0;
-	r->cpu_sys += sys - sys0;
+	r->cpu_user += now.user - m->user;
+	r->cpu_sys += now.sys - m->sys;
+	r->from_s = m->at;
+	r->to_s = now.at;
 }
 
 /* The figures of a merged result (--threads): computed by its threads. */
@@ -98,6 +102,8 @@ static void figures(struct perf_result *r, struct figures *f)
 	f->have_cpu = r->have_cpu && r->bytes;
 	f->cpu_user = r->cpu_user;
 	f->cpu_sys = r->cpu_sys;
+	f->from_s = r->from_s;
+	f->to_s = r->to_s;
 	if (f->have_cpu)
 		f->cpu_per_gb = (r->cpu_user + r->cpu_sys) / (r->bytes / 1e9);
 	if (r->merged) {
@@ -298,9 +304,12 @@ static void json_cpu(const struct perf_opts *o, const struct figures *f)
 		printf(",\"cpu\":null");
 		return;
 	}
+	/* over the step: its bounds let a profile be cut to it */
 	printf(",\"cpu\":{\"user_s\":%.6f,\"sys_s\":%.6f,"
-	       "\"s_per_gb\":%.6g,\"scope\":\"%s\"}",
-	       f->cpu_user, f->cpu_sys, f->cpu_per_gb, cpu_scope(o));
+	       "\"s_per_gb\":%.6g,\"scope\":\"%s\","
+	       "\"monotonic_s\":[%.6f,%.6f]}",
+	       f->cpu_user, f->cpu_sys, f->cpu_per_gb, cpu_scope(o),
+	       f->from_s, f->to_s);
 }
 
 /* A ratio, or null where there is none. */

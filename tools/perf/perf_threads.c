@@ -94,7 +94,7 @@ static int step(struct threads *t, size_t size, uint64_t iters)
 {
 	struct perf_result r = { 0 }, tr = { 0 };
 	struct perf_result *parts = calloc(t->n, sizeof(*parts));
-	double user, sys;
+	struct perf_mark mark;
 	int rc;
 
 	if (!parts)
@@ -107,16 +107,16 @@ static int step(struct threads *t, size_t size, uint64_t iters)
 		l->size = size;
 		l->iters = iters;
 	}
-	perf_cpu_now(&user, &sys);
+	perf_mark_now(&mark);
 	rc = on_every_lane(t, iw_lane);
-	perf_cpu_since(&r, user, sys);
+	perf_cpu_since(&r, &mark);
 	for (uint32_t i = 0; i < t->n; i++)
 		parts[i] = t->lane[i].r;
 	perf_merge(&r, parts, t->n);
 	if (!rc && t->o->tcp) {
-		perf_cpu_now(&user, &sys);
+		perf_mark_now(&mark);
 		rc = on_every_lane(t, tcp_lane);
-		perf_cpu_since(&tr, user, sys);
+		perf_cpu_since(&tr, &mark);
 		for (uint32_t i = 0; i < t->n; i++)
 			parts[i] = t->lane[i].tr;
 		perf_merge(&tr, parts, t->n);
