@@ -4,7 +4,8 @@
 # and after them, a symbol of two words) read with --from gives exactly
 # the nanoseconds per operation it holds, by thread, by kind of code and
 # by function, the largest differences first, of all threads or of those
-# -t names; a row without TCP's figures is refused.  No perf is run here.
+# -t names; bad options and a row without TCP's figures are refused.  No
+# perf is run here.
 set -eu
 
 . "$top_srcdir/test/testlib.sh"
@@ -65,6 +66,16 @@ grep -q '^| all | everywhere | 750.0 | 0.0 | 750.0 |$' "$work/out" &&
 	grep -q '^# busy ns per operation by thread, TCP:$' "$work/out" &&
 	! grep -q '^| copy |' "$work/out" ||
 	fail "-t 2,5: $(cat "$work/out")"
+
+# a count that is not one, or an option without its value: the usage
+for bad in "-n 0" "-p x" "-t"; do
+	# shellcheck disable=SC2086
+	if "$pr" $bad --from "$work/samples.txt" "$row" >/dev/null \
+		2>"$work/err"; then
+		fail "$bad was taken"
+	fi
+	grep -q "^usage:" "$work/err" || fail "$bad: $(cat "$work/err")"
+done
 
 # a row measured without --tcp says nothing about TCP
 jq -c 'del(.tcp)' "$row" >"$work/notcp.json"
