@@ -60,12 +60,25 @@ static int check_marker(struct mpa_rx *rx, uint64_t marker_off)
 	return 0;
 }
 
-/* Collects up to @want octets of a split field into rx->part. */
+/*
+ * Collects up to @want octets (2 or 4) of a field into rx->part.  A field
+ * that lies whole in @p goes there in one store: read back right after
+ * octet-wide stores, it would wait for each of them to retire.
+ */
 static size_t gather(struct mpa_rx *rx, const uint8_t *p, size_t len,
 		     size_t want)
 {
 	size_t n = want - rx->part_len;
 
+	if (rx->part_len == 0 && len >= want) {
+		if (want == 4)
+			memcpy(rx->part, p, 4);
+		else
+			memcpy(rx->part, p, 2);
+		rx->part_len = (uint8_t)want;
+		rx->off += want;
+		return want;
+	}
 	if (n > len)
 		n = len;
 	for (size_t i = 0; i < n; i++)
