@@ -48,9 +48,10 @@ qperf_run() {
 # InfiniBand receiver's RNR retry when its 1024 receives run out.  iWARP
 # has none: a Send or an Immediate Data message with no receive posted
 # ends the stream (DDP no buffer), so a server descheduled for longer than
-# 1024 messages take would fail.  1 MiB messages make that half a second,
-# not a few milliseconds.
-bw="-m 1m"
+# 1024 messages take would fail.  At the 9-10 GB/s qperf moves here, 4 MiB
+# messages make that about 0.4 s; 1 MiB ones made it 0.1 s, which a busy
+# 2-core machine sometimes exceeded.
+bw="-m 4m"
 qperf_run plain "" "" rc_lat
 qperf_run plain-bw "" "$bw" rc_bw
 qperf_run rfc7306 --rfc7306 "" rc_rdma_write_lat \
