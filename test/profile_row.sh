@@ -67,7 +67,8 @@ grep -q '^| all | everywhere | 750.0 | 0.0 | 750.0 |$' "$work/out" &&
 	! grep -q '^| copy |' "$work/out" ||
 	fail "-t 2,5: $(cat "$work/out")"
 
-# a count that is not one, or an option without its value: the usage
+# a count of zero, a period that is no number, an option without its
+# value: each gets the usage
 for bad in "-n 0" "-p x" "-t"; do
 	# shellcheck disable=SC2086
 	if "$pr" $bad --from "$work/samples.txt" "$row" >/dev/null \
