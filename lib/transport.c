@@ -4,8 +4,8 @@
  * hand them to one sendmsg() (several FPDUs per call, payload entries
  * pointing into registered memory).  Receiving: readv() into the
  * destination the owner names, when it names one, with the thread's
- * scratch buffer behind it for the headers that follow; otherwise into
- * that buffer.
+ * scratch buffer behind it for the headers that follow; otherwise recv()
+ * into that buffer.
  * Optionally both directions are written to a pcap trace.
  */
 #include <errno.h>
@@ -585,6 +585,24 @@ int tp_kick(struct tp_conn *c)
 }
 
 /*
+ * One read into @iov, a negated errno on failure.  A single buffer goes
+ * to recv(): readv() passes the file layer and imports an iovec on every
+ * call, an empty one included, and a thread polling for small messages
+ * makes many of those (on an empty socket, about 175 ns a call against
+ * 220 on a 2-core VM).
+ */
+static ssize_t read_into(int fd, const struct iovec *iov, int n)
+{
+	ssize_t r;
+
+	do
+		r = n == 1 ? recv(fd, iov[0].iov_base, iov[0].iov_len, 0)
+			   : readv(fd, iov, n);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+/*
  * Reads until the socket is empty (or a fair share is done): straight into
  * the owner's destination when it names one, the rest into the thread's
  * scratch buffer.  Stops when the owner shuts the transport from a
@@ -614,12 +632,10 @@ static void read_some(struct tp_conn *c)
 			staged = TP_HEADER_ROOM;
 		iov[n++] = (struct iovec){ buf, staged };
 		want = dlen + staged;
-		do
-			r = readv(c->fd, iov, n);
-		while (r < 0 && errno == EINTR);
+		r = read_into(c->fd, iov, n);
 		if (r < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				c->ops->closed(c->arg, -errno);
+			if (r != -EAGAIN && r != -EWOULDBLOCK)
+				c->ops->closed(c->arg, (int)r);
 			return;
 		}
 		if (r == 0) {
