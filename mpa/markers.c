@@ -20,18 +20,22 @@ uint64_t mpa_fpdu_wire_len(uint64_t start_off, uint32_t ulpdu_len,
 {
 	uint64_t len = MPA_HDR_LEN + ulpdu_len + mpa_pad_len(ulpdu_len) +
 		       MPA_CRC_LEN;
-	uint64_t gap, wire;
+	const uint64_t gain = MPA_MARKER_SPACING - MPA_MARKER_LEN;
+	uint64_t gap, n;
 
 	if (!markers)
 		return len;
-	/* walk the marker positions: the first is @gap octets away */
+	/* the first marker position is @gap octets away */
 	gap = mpa_marker_gap(start_off);
-	wire = len;
-	while (gap < wire) {
-		wire += MPA_MARKER_LEN;
-		gap += MPA_MARKER_SPACING;
-	}
-	return wire;
+	if (gap >= len)
+		return len;
+	/*
+	 * Each marker lengthens the FPDU by 4 octets while the next position
+	 * lies 512 further: the positions gain 508 octets a marker on the
+	 * FPDU's end, and n markers cover it once 508 * n >= len - gap.
+	 */
+	n = (len - gap + gain - 1) / gain;
+	return len + n * MPA_MARKER_LEN;
 }
 
 /*
