@@ -180,35 +180,53 @@ struct copier {
 	bool hdr_sent;
 };
 
-/* RFC 5044 section 4.3, as emit_marker_if_due() has it. */
+/*
+ * RFC 5044 section 4.3, as emit_marker_if_due() has it: 16 reserved bits
+ * and FPDUPTR, for a marker at stream offset @off.
+ */
+static void put_marker(const struct copier *c, uint8_t *m, uint64_t off)
+{
+	put_be32(m, c->hdr_sent ? (uint16_t)(off - c->hdr_off) : 0);
+}
+
 static void copy_marker_if_due(struct copier *c)
 {
-	uint8_t *m;
-
 	if (!c->tx->markers || mpa_marker_gap(c->tx->off) != 0)
 		return;
-	m = c->out + c->at;
-	put_be16(m, 0);
-	put_be16(m + MPA_MARKER_OFF_FPDUPTR,
-		 (uint16_t)(c->hdr_sent ? c->tx->off - c->hdr_off : 0));
+	put_marker(c, c->out + c->at, c->tx->off);
 	c->at += MPA_MARKER_LEN;
 	c->tx->off += MPA_MARKER_LEN;
 }
 
+/*
+ * Copies @len octets on a stream with markers, one wherever a position
+ * falls.  The offsets live in locals: stores into the FPDU might alias the
+ * copier's fields, and the compiler would reload them around every one.
+ */
 static void copy_bytes(struct copier *c, const uint8_t *p, size_t len)
 {
-	while (len) {
-		size_t chunk = len;
+	uint64_t off = c->tx->off;
+	size_t at = c->at;
 
-		copy_marker_if_due(c);
-		if (c->tx->markers && chunk > mpa_marker_gap(c->tx->off))
-			chunk = mpa_marker_gap(c->tx->off);
-		mpa_copy_run(c->out + c->at, p, chunk);
-		c->at += chunk;
-		c->tx->off += chunk;
+	while (len) {
+		size_t chunk = mpa_marker_gap(off);
+
+		if (!chunk) {
+			put_marker(c, c->out + at, off);
+			at += MPA_MARKER_LEN;
+			off += MPA_MARKER_LEN;
+			chunk = MPA_MARKER_SPACING - MPA_MARKER_LEN;
+		}
+		if (chunk > len)
+			chunk = len;
+		mpa_copy_run(c->out + at, p, chunk);
+		at += chunk;
+		off += chunk;
 		p += chunk;
 		len -= chunk;
 	}
+	c->at = at;
+	c->tx->off = off;
 }
 
 /* mpa_tx_fpdu_copy() without markers: none to look for between pieces. */
