@@ -72,6 +72,13 @@ static int emit_iov(struct emitter *e, const void *p, size_t len,
 	return 0;
 }
 
+/* A marker's octets: 16 reserved bits, zero, then FPDUPTR. */
+static inline void write_marker(uint8_t *m, uint16_t fpduptr)
+{
+	put_be16(m, 0);
+	put_be16(m + MPA_MARKER_OFF_FPDUPTR, fpduptr);
+}
+
 /*
  * RFC 5044 section 4.3: FPDUPTR counts the octets from the start of this
  * FPDU's ULPDU_LENGTH field back from the marker.  A marker in front of the
@@ -93,8 +100,7 @@ static int emit_marker_if_due(struct emitter *e)
 	if (ptr > 0xffff)
 		return -EMSGSIZE;
 	m = e->f->markers[e->f->n_markers++];
-	put_be16(m, 0);
-	put_be16(m + MPA_MARKER_OFF_FPDUPTR, (uint16_t)ptr);
+	write_marker(m, (uint16_t)ptr);
 	return emit_iov(e, m, MPA_MARKER_LEN, true);
 }
 
@@ -180,13 +186,10 @@ struct copier {
 	bool hdr_sent;
 };
 
-/*
- * RFC 5044 section 4.3, as emit_marker_if_due() has it: 16 reserved bits
- * and FPDUPTR, for a marker at stream offset @off.
- */
+/* The marker at stream offset @off, as emit_marker_if_due() has it. */
 static void put_marker(const struct copier *c, uint8_t *m, uint64_t off)
 {
-	put_be32(m, c->hdr_sent ? (uint16_t)(off - c->hdr_off) : 0);
+	write_marker(m, c->hdr_sent ? (uint16_t)(off - c->hdr_off) : 0);
 }
 
 static void copy_marker_if_due(struct copier *c)
