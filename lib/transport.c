@@ -529,8 +529,16 @@ static int socket_setup(int fd)
 
 /* ---- the data path -------------------------------------------------- */
 
+/*
+ * Whether the loop waits for room in the socket to send.  A thread that
+ * polls the connection sends at its next poll instead (tp_poll()).
+ */
 static void arm_write(struct tp_conn *c, bool on)
 {
+	if (!c->connecting) {
+		c->tx_blocked = on;
+		on = on && !c->polled;
+	}
 	if (on && !c->write_armed)
 		event_add(c->wev, NULL);
 	else if (!on && c->write_armed)
@@ -689,17 +697,23 @@ void tp_poll_soon(struct tp_conn *c)
 }
 
 /*
- * Whether the loop watches the socket for reading: not while a polling
- * thread reads it (tp_poll()).  With the owner's lock held.
+ * A thread polls the connection (tp_poll()), reading and sending at each
+ * poll: the loop stands aside and watches the socket neither for data nor
+ * for room, or it would wake for every message only to find it taken and
+ * send part of the stream from a second thread.  Handed back, the loop
+ * watches again, for room too when the socket was full.  With the owner's
+ * lock held.
  */
-void tp_watch_reads(struct tp_conn *c, bool on)
+void tp_set_polled(struct tp_conn *c, bool polled)
 {
 	if (c->shut || c->eof_seen)
 		return;
-	if (on)
-		event_add(c->rev, NULL);
-	else
+	c->polled = polled;
+	if (polled)
 		event_del_noblock(c->rev);
+	else
+		event_add(c->rev, NULL);
+	arm_write(c, c->tx_blocked);
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)

@@ -93,6 +93,8 @@ struct tp_conn {
 	uint8_t *rx_large_rest; /* where the rest of one goes, when it stopped
 				 * inside it */
 	bool write_armed;
+	bool tx_blocked; /* the socket was full when we last sent */
+	bool polled;	 /* a thread polls it: the loop watches nothing */
 	bool shut; /* no more callbacks into the owner */
 	bool eof_seen;
 	struct tp_trace *trace;
@@ -133,16 +135,20 @@ int tp_adopt(struct tp_conn *c, struct event_base *base, int fd,
 	     const struct tp_ops *ops, void *arg, struct tp_trace *trace);
 int tp_kick(struct tp_conn *c);
 
-/* Whether the socket was full: the write event sends once it has room. */
+/*
+ * Whether the socket was full: what is left goes once it has room, sent
+ * by the loop's write event or, while a thread polls the connection
+ * (tp_set_polled()), at that thread's next poll.
+ */
 static inline bool tp_tx_waiting(const struct tp_conn *c)
 {
-	return c->write_armed;
+	return c->tx_blocked;
 }
 void tp_poll(struct tp_conn *c);
 uint32_t tp_mss(const struct tp_conn *c);
 uint32_t tp_mss_bound(const struct tp_conn *c);
 int tp_open_rx_window(struct tp_conn *c);
-void tp_watch_reads(struct tp_conn *c, bool on);
+void tp_set_polled(struct tp_conn *c, bool polled);
 void tp_poll_soon(struct tp_conn *c);
 void tp_shutdown(struct tp_conn *c);
 void tp_free(struct tp_conn *c);

@@ -636,6 +636,54 @@ START_TEST(thread_mode_one_empty_poll_leaves_the_connection_to_the_loop)
 END_TEST
 
 /*
+ * The application posts 96 MiB in one call (one pass of the post's
+ * writes takes at most 64) while its polls own the connection, and stops
+ * calling: once the loop's timer has taken the connection back, the loop
+ * sends the rest as the socket makes room.
+ */
+START_TEST(thread_mode_sends_the_rest_when_polls_stop)
+{
+	enum { N = 96, LEN = 1 << 20 };
+	struct e2e e;
+	struct e2e_opts o;
+	struct iw_wc wc[N + 1];
+	struct iw_sge sge, ping;
+	struct iw_send_wr wr[N + 1], *bad;
+
+	e2e_opts_default(&o);
+	o.buf_len = LEN;
+	o.depth = 2 * N;
+	e2e_connect(&e, &o);
+	e2e_fill(e.c.buf, LEN, 5);
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(iw_poll_cq(e.c.cq, 1, wc), 0);
+	post_recv(e.s.qp, e.s.buf, 64, e.s.mr->lkey, 1);
+	sge = (struct iw_sge){ (uintptr_t)e.c.buf, LEN, e.c.mr->lkey };
+	ping = (struct iw_sge){ (uintptr_t)e.c.buf, 64, e.c.mr->lkey };
+	for (int i = 0; i <= N; i++)
+		wr[i] = (struct iw_send_wr){
+			.wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+			.opcode = i < N ? IW_WR_RDMA_WRITE : IW_WR_SEND,
+			.send_flags = IW_SEND_SIGNALED,
+			.rdma = { (uintptr_t)e.s.buf, e.s.mr->rkey },
+			.next = i < N ? &wr[i + 1] : NULL,
+		};
+	wr[N].sg_list = &ping;
+	ck_assert_int_eq(iw_post_send(e.c.qp, wr, &bad), 0);
+	/* only the server's side is called from here on */
+	e2e_poll(e.s.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
+	ck_assert_mem_eq(e.s.buf, e.c.buf, LEN);
+	e2e_poll(e.c.cq, wc, N + 1, E2E_WAIT_MS);
+	for (int i = 0; i <= N; i++) {
+		ck_assert_int_eq(wc[i].status, IW_WC_SUCCESS);
+		ck_assert_uint_eq(wc[i].wr_id, (uint64_t)i);
+	}
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
  * A disconnect right after the posts sends them first: they complete,
  * and the peer receives them, before the stream ends.
  */
@@ -1089,6 +1137,7 @@ static Suite *progress_suite(void)
 	tcase_add_test(tc, thread_mode_sends_a_burst_nobody_polls_for);
 	tcase_add_test(tc, thread_mode_sends_a_burst_when_a_cq_is_armed);
 	tcase_add_test(tc, thread_mode_one_empty_poll_leaves_the_connection_to_the_loop);
+	tcase_add_test(tc, thread_mode_sends_the_rest_when_polls_stop);
 	tcase_add_test(tc, disconnect_sends_a_burst_first);
 	tcase_add_test(tc, thread_mode_spinner_serves_a_cq_nobody_polls);
 	tcase_add_test(tc, cq_many_producers_many_pollers_each_completion_once);

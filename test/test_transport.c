@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The TCP transport's reads, under an owner of its own: frames of a
+ * The TCP transport under an owner of its own.  Reads: frames of a
  * 4-octet length and a payload that the owner places straight into its
- * buffer whenever it knows where the next octets go.  What the reads put
+ * buffer whenever it knows where the next octets go; what the reads put
  * through the transport's buffer instead (and the owner then copies) is
- * counted.
+ * counted.  Writes: who sends a stream larger than the socket holds, the
+ * loop or a thread that polls.
  */
 #include <check.h>
 #include <errno.h>
@@ -33,6 +34,8 @@ struct owner {
 	size_t fed_payload; /* payload octets that came through rx_feed */
 	unsigned int looks; /* asked where the next octets go: once a read */
 	bool no_place;	  /* names no place: every octet through the buffer */
+	uint8_t *tx_src;  /* what the owner sends, tx_len octets */
+	size_t tx_len, tx_sent;
 };
 
 static void no_lock(void *arg)
@@ -40,15 +43,23 @@ static void no_lock(void *arg)
 	(void)arg;
 }
 
-static int no_tx(void *arg, struct iovec *iov, int max, size_t max_bytes)
+static int gather(void *arg, struct iovec *iov, int max, size_t max_bytes)
 {
-	(void)arg, (void)iov, (void)max, (void)max_bytes;
-	return 0;
+	struct owner *o = arg;
+	size_t n = o->tx_len - o->tx_sent;
+
+	if (!n || max < 1)
+		return 0;
+	iov[0] = (struct iovec){ o->tx_src + o->tx_sent,
+				 n < max_bytes ? n : max_bytes };
+	return 1;
 }
 
-static void no_advance(void *arg, size_t len)
+static void advance(void *arg, size_t len)
 {
-	(void)arg, (void)len;
+	struct owner *o = arg;
+
+	o->tx_sent += len;
 }
 
 static void payload(struct owner *o, const uint8_t *p, size_t n)
@@ -111,8 +122,8 @@ static void closed(void *arg, int err)
 }
 
 static const struct tp_ops ops = {
-	.lock = no_lock, .unlock = no_lock, .tx_gather = no_tx,
-	.tx_advance = no_advance, .rx_feed = feed, .rx_direct = direct,
+	.lock = no_lock, .unlock = no_lock, .tx_gather = gather,
+	.tx_advance = advance, .rx_feed = feed, .rx_direct = direct,
 	.rx_direct_done = direct_done, .closed = closed,
 };
 
@@ -326,6 +337,77 @@ START_TEST(frames_without_a_place_come_several_whole_to_a_read)
 }
 END_TEST
 
+/*
+ * Takes at the far end what has come of the owner's stream, without
+ * waiting, checking it; *@seen counts the octets taken so far.
+ */
+static void drain(struct link *l, size_t *seen)
+{
+	static uint8_t buf[1 << 16];
+	ssize_t r;
+
+	while ((r = recv(l->peer, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		ck_assert_uint_le(*seen + (size_t)r, l->o.tx_len);
+		ck_assert_mem_eq(buf, l->o.tx_src + *seen, (size_t)r);
+		*seen += (size_t)r;
+	}
+	ck_assert(r < 0 && errno == EAGAIN);
+}
+
+/* Waits until the socket has room for more, as the write event would. */
+static void await_room(struct link *l)
+{
+	struct pollfd pf = { l->fd, POLLOUT, 0 };
+
+	ck_assert_int_eq(poll(&pf, 1, 5000), 1);
+}
+
+/*
+ * While a thread polls the connection, that thread alone sends: the
+ * socket full, the loop waits for no room, and with room it sends
+ * nothing; the next poll does.  Handed back, the loop waits for room
+ * again and sends the rest of the stream.
+ */
+START_TEST(a_polled_connection_sends_at_its_polls_only)
+{
+	enum { LEN = 32 << 20 };
+	struct link l;
+	size_t sent, seen = 0;
+
+	link_open(&l);
+	l.o.tx_src = malloc(LEN);
+	ck_assert_ptr_nonnull(l.o.tx_src);
+	for (size_t i = 0; i < LEN; i++)
+		l.o.tx_src[i] = (uint8_t)(i * 13 + i / 4096);
+	l.o.tx_len = LEN;
+	tp_set_polled(&l.c, true);
+	ck_assert_int_eq(tp_kick(&l.c), 0);
+	sent = l.o.tx_sent;
+	/* nobody reads at the far end: the socket holds only so much */
+	ck_assert_uint_gt(sent, 0);
+	ck_assert_uint_lt(sent, LEN);
+	ck_assert(tp_tx_waiting(&l.c));
+	drain(&l, &seen);
+	await_room(&l);
+	event_base_loop(l.base, EVLOOP_NONBLOCK);
+	ck_assert_uint_eq(l.o.tx_sent, sent);
+	tp_poll(&l.c);
+	ck_assert_uint_gt(l.o.tx_sent, sent);
+	tp_set_polled(&l.c, false);
+	for (int i = 0; i < 1000 && seen < LEN; i++) {
+		struct pollfd pf = { l.peer, POLLIN, 0 };
+
+		poll(&pf, 1, 10);
+		drain(&l, &seen);
+		event_base_loop(l.base, EVLOOP_NONBLOCK);
+	}
+	ck_assert_uint_eq(seen, LEN);
+	ck_assert(!tp_tx_waiting(&l.c));
+	link_close(&l);
+	free(l.o.tx_src);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("transport");
@@ -337,6 +419,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, small_frames_behind_a_large_one_come_many_to_a_read);
 	tcase_add_test(tc, small_frames_come_through_the_buffer_whole);
 	tcase_add_test(tc, frames_without_a_place_come_several_whole_to_a_read);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("writes");
+	tcase_add_test(tc, a_polled_connection_sends_at_its_polls_only);
 	suite_add_tcase(s, tc);
 	return s;
 }

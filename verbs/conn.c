@@ -89,9 +89,10 @@ void conn_kick(struct iw_cm_id *id)
 
 /*
  * Work was posted: it leaves now, unless the socket is full and a thread
- * of the library watches it.  Then the write event sends it once there is
- * room, with all that piles up meanwhile: one large write rather than one
- * per work request.  Where only the application's calls run the loop
+ * sends it once there is room: the loop's (its write event) or, while the
+ * application's polls own the connection, the next poll.  It goes with
+ * all that piles up meanwhile: one large write rather than one per work
+ * request.  Where only the application's calls run the loop
  * (manual mode, or its own base), the next of those may be long in
  * coming: the post tries at once.
  * It waits too while a Read or atomic response is due: whoever reads

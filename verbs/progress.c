@@ -173,7 +173,7 @@ static void give_back(struct iw_cm_id *id)
 {
 	id->app_polled = false;
 	owned_unlink(id->loop, id);
-	tp_watch_reads(&id->tp, true);
+	tp_set_polled(&id->tp, false);
 }
 
 static bool qp_armed(const struct iw_qp *qp)
@@ -204,7 +204,7 @@ void progress_polled(struct iw_cm_id *id)
 	if (id->app_polled || !id->qp || qp_armed(id->qp))
 		return;
 	id->app_polled = true;
-	tp_watch_reads(&id->tp, false);
+	tp_set_polled(&id->tp, true);
 	pthread_mutex_lock(&l->owned_lock);
 	id->owned_next = l->owned;
 	if (l->owned)
