@@ -548,7 +548,8 @@ static void arm_write(struct tp_conn *c, bool on)
 
 /*
  * Sends what the owner has ready, several FPDUs per call, until it has
- * nothing more or the socket is full (then the write event takes over).
+ * nothing more or the socket is full (then the write event takes over, or
+ * the next poll of a thread that polls the connection: arm_write()).
  * Returns 0 or the negated errno of a failed socket.
  */
 int tp_kick(struct tp_conn *c)
@@ -588,7 +589,7 @@ int tp_kick(struct tp_conn *c)
 			return 0;
 		}
 	}
-	arm_write(c, true); /* more to send: come back through the loop */
+	arm_write(c, true); /* more to send: come back later, as when full */
 	return 0;
 }
 
