@@ -535,10 +535,8 @@ static int socket_setup(int fd)
  */
 static void arm_write(struct tp_conn *c, bool on)
 {
-	if (!c->connecting) {
-		c->tx_blocked = on;
-		on = on && !c->polled;
-	}
+	c->tx_blocked = on;
+	on = on && !c->polled;
 	if (on && !c->write_armed)
 		event_add(c->wev, NULL);
 	else if (!on && c->write_armed)
