@@ -39,6 +39,16 @@ enum perf_test {
 };
 
 /* Tests whose operation waits for the peer's response (ORD/IRD). */
+/*
+ * The slot after @i in a ring of @n: message by message the tools step
+ * through their rings with this, not a division per message, which would
+ * weigh on the small-message rows as much as the stack under test.
+ */
+static inline uint32_t perf_ring_next(uint32_t i, uint32_t n)
+{
+	return i + 1 == n ? 0 : i + 1;
+}
+
 static inline bool perf_test_requests(unsigned int t)
 {
 	return t == PERF_READ || t == PERF_ATOMIC;

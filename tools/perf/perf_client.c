@@ -101,15 +101,16 @@ static void data_done(struct perf_client *c, struct perf_ep *e,
 	size_t size = e->sge[0].length;
 	/* a ping's completion is no operation of its own: its pong is */
 	bool op = c->o->mode != PERF_LAT || perf_test_requests(c->o->test);
+	uint32_t i = (uint32_t)(e->completed % c->depth);
 
 	for (uint64_t s = e->completed; s <= seq; s++) {
 		if (c->op == IW_WR_ATOMIC_FETCH_AND_ADD)
 			atomic_result(c, e, s);
 		if (op)
-			tool_stats_add(&c->r->lat,
-				       now - e->post_us[s % c->depth]);
+			tool_stats_add(&c->r->lat, now - e->post_us[i]);
 		c->r->bytes += s == seq ? wc->byte_len : size;
 		c->r->iters += op;
+		i = perf_ring_next(i, c->depth);
 	}
 	e->completed = seq + 1;
 	if (op)
@@ -285,19 +286,21 @@ static int post_chain(struct perf_client *c, struct perf_ep *e, uint32_t n,
 {
 	uint32_t first = (uint32_t)(e->posted % c->depth);
 	uint32_t last = (uint32_t)((e->posted + n - 1) % c->depth);
+	/* rate: (seq + 1) % sig, to signal one in sig */
+	uint32_t in_sig = (uint32_t)((e->posted + 1) % c->sig);
 	struct iw_send_wr *keep, *bad;
 	int rc;
 
-	for (uint32_t k = 0; k < n; k++) {
+	for (uint32_t k = 0, i = first; k < n; k++) {
 		uint64_t seq = e->posted + k;
-		uint32_t i = (uint32_t)(seq % c->depth);
-		bool sig = c->o->mode != PERF_RATE || k == n - 1 ||
-			   (seq + 1) % c->sig == 0;
+		bool sig = c->o->mode != PERF_RATE || k == n - 1 || !in_sig;
 
 		e->wr[i].wr_id = PERF_WR_ID(0, e->index, seq);
 		e->wr[i].send_flags = sig ? IW_SEND_SIGNALED : 0;
 		e->wr[i].imm_data = seq; /* write_imm */
 		e->post_us[i] = now;
+		i = perf_ring_next(i, c->depth);
+		in_sig = perf_ring_next(in_sig, c->sig);
 	}
 	keep = e->wr[last].next;
 	e->wr[last].next = NULL;

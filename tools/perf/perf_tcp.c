@@ -160,13 +160,15 @@ static uint64_t batch_of(const struct tconn *c)
  */
 static void stream_done(struct tconn *c, double now)
 {
-	for (uint64_t k = c->sent; k < c->sent + c->batch; k++) {
-		double *slot = &c->post_us[k % c->depth];
+	uint32_t i = (uint32_t)(c->sent % c->depth);
 
+	for (uint64_t k = c->sent; k < c->sent + c->batch; k++) {
+		double *slot = &c->post_us[i];
 		double post = k < c->depth ? c->t0 : *slot;
 
 		tool_stats_add(&c->res->lat, now - post);
 		*slot = now;
+		i = perf_ring_next(i, (uint32_t)c->depth);
 	}
 	c->res->iters += c->batch;
 	c->res->bytes += c->batch * c->size;
