@@ -232,18 +232,18 @@ static void copy_bytes(struct copier *c, const uint8_t *p, size_t len)
 	c->tx->off = off;
 }
 
-/* mpa_tx_fpdu_copy() without markers: none to look for between pieces. */
-static size_t fpdu_copy_plain(struct mpa_tx *tx, const struct iovec *ulpdu,
-			      int iovcnt, size_t ulpdu_len, uint8_t *out)
+/*
+ * Frames the @ulpdu_len octets already at mpa_tx_ulpdu_at(@out), on a
+ * stream without markers: ULPDU_LENGTH before them, PAD and the CRC
+ * after.  @out must hold mpa_fpdu_wire_len(tx->off, @ulpdu_len, false)
+ * octets; returns that length.
+ */
+size_t mpa_tx_fpdu_seal(struct mpa_tx *tx, uint8_t *out, size_t ulpdu_len)
 {
-	uint8_t *at = out + MPA_HDR_LEN;
+	uint8_t *at = mpa_tx_ulpdu_at(out) + ulpdu_len;
 	size_t pad = mpa_pad_len((uint32_t)ulpdu_len), len;
 
 	put_be16(out, (uint16_t)ulpdu_len);
-	for (int i = 0; i < iovcnt; i++) {
-		copy_small(at, ulpdu[i].iov_base, ulpdu[i].iov_len);
-		at += ulpdu[i].iov_len;
-	}
 	for (size_t i = 0; i < pad; i++)
 		*at++ = 0;
 	len = (size_t)(at - out);
@@ -251,6 +251,19 @@ static size_t fpdu_copy_plain(struct mpa_tx *tx, const struct iovec *ulpdu,
 	len += MPA_CRC_LEN;
 	tx->off += len;
 	return len;
+}
+
+/* mpa_tx_fpdu_copy() without markers: none to look for between pieces. */
+static size_t fpdu_copy_plain(struct mpa_tx *tx, const struct iovec *ulpdu,
+			      int iovcnt, size_t ulpdu_len, uint8_t *out)
+{
+	uint8_t *at = mpa_tx_ulpdu_at(out);
+
+	for (int i = 0; i < iovcnt; i++) {
+		copy_small(at, ulpdu[i].iov_base, ulpdu[i].iov_len);
+		at += ulpdu[i].iov_len;
+	}
+	return mpa_tx_fpdu_seal(tx, out, ulpdu_len);
 }
 
 /*

@@ -101,6 +101,17 @@ int mpa_tx_fpdu(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt,
 		struct mpa_tx_frame *f, struct iovec *out, int out_max);
 size_t mpa_tx_fpdu_copy(struct mpa_tx *tx, const struct iovec *ulpdu,
 			int iovcnt, size_t ulpdu_len, uint8_t *out);
+size_t mpa_tx_fpdu_seal(struct mpa_tx *tx, uint8_t *out, size_t ulpdu_len);
+
+/*
+ * Where the ULPDU goes in a whole FPDU at @out on a stream without
+ * markers: a caller that builds it there, rather than handing its pieces
+ * to mpa_tx_fpdu_copy(), then frames it with mpa_tx_fpdu_seal().
+ */
+static inline uint8_t *mpa_tx_ulpdu_at(uint8_t *out)
+{
+	return out + MPA_HDR_LEN;
+}
 int mpa_tx_fpdu_around(struct mpa_tx *tx, const struct iovec *ulpdu,
 		       int iovcnt, uint8_t *frame, struct iovec *out,
 		       int out_max);

@@ -298,6 +298,48 @@ START_TEST(tx_copy_equals_the_iovec_framing)
 END_TEST
 
 /*
+ * A ULPDU built in place and sealed is the FPDU the iovec framing sends:
+ * lengths of 0 to 2100 (every PAD), CRC on and off, any 4-aligned stream
+ * offset, and the octets past the FPDU untouched.
+ */
+START_TEST(tx_seal_equals_the_iovec_framing)
+{
+	static uint8_t payload[2100], a[4096], b[4096];
+	bool crc = _i & 1;
+	struct rng r;
+
+	rng_seed(&r, "tx_seal", 0x5ea1 + (uint64_t)_i);
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)rng_next(&r);
+	for (int round = 0; round < 3000; round++) {
+		size_t len = (size_t)rng_range(&r, 0, sizeof(payload));
+		uint64_t off = 4 * rng_range(&r, 0, 1024);
+		struct iovec in = { payload, len };
+		struct mpa_tx t1, t2;
+		struct mpa_tx_frame f = { 0 };
+		struct iovec out[8];
+		size_t n1, n2;
+		int cnt;
+
+		mpa_tx_init(&t1, 4000, false, crc);
+		mpa_tx_init(&t2, 4000, false, crc);
+		t1.off = t2.off = off;
+		memset(b, 0xee, sizeof(b));
+		cnt = mpa_tx_fpdu(&t1, &in, 1, &f, out, 8);
+		require(cnt > 0, "framing failed: %d", cnt);
+		n1 = gather_pieces(out, cnt, a);
+		memcpy(mpa_tx_ulpdu_at(b), payload, len);
+		n2 = mpa_tx_fpdu_seal(&t2, b, len);
+		require(n2 == n1 && memcmp(a, b, n1) == 0 && t1.off == t2.off,
+			"round %d: len %zu at offset %llu differs", round, len,
+			(unsigned long long)off);
+		require(b[n2] == 0xee, "round %d: len %zu: wrote past the FPDU",
+			round, len);
+	}
+}
+END_TEST
+
+/*
  * Framing around the payload (header, PAD and CRC copied out, payload
  * pointed at) sends what the iovec framing does: headers of 0 to 28
  * octets, payloads of 0 to 2100 split over one or two buffers, CRC on
@@ -1139,6 +1181,7 @@ Suite *mpa_framing_suite(void)
 	tcase_add_test(tc, tx_crc_covers_length_ulpdu_and_pad);
 	tcase_add_test(tc, tx_markers_without_room_are_refused);
 	tcase_add_loop_test(tc, tx_copy_equals_the_iovec_framing, 0, 4);
+	tcase_add_loop_test(tc, tx_seal_equals_the_iovec_framing, 0, 2);
 	tcase_add_loop_test(tc, tx_around_equals_the_iovec_framing, 0, 2);
 	tcase_add_test(tc, tx_crc_again_follows_a_changed_payload);
 	tcase_add_test(tc, tx_around_refuses_markers_short_room_and_long_ulpdus);
