@@ -49,6 +49,8 @@ int ddp_iov_slice(const struct iovec *iov, int iovcnt, size_t off, size_t len,
 		  struct iovec *out, int out_max);
 int ddp_iov_copy_in(const struct iovec *iov, int iovcnt, size_t off,
 		    const uint8_t *p, size_t len);
+int ddp_iov_copy_out(const struct iovec *iov, int iovcnt, size_t off,
+		     uint8_t *p, size_t len);
 uint8_t *ddp_iov_span(const struct iovec *iov, int iovcnt, size_t off,
 		      size_t *span);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ddp/ddp.h"
+#include "lib/copy.h"
 
 size_t ddp_iov_len(const struct iovec *iov, int iovcnt)
 {
@@ -61,27 +62,52 @@ int ddp_iov_slice(const struct iovec *iov, int iovcnt, size_t off, size_t len,
 	return n;
 }
 
-/* Copies @len octets to buffer-list offset @off; -EMSGSIZE if they overrun. */
-int ddp_iov_copy_in(const struct iovec *iov, int iovcnt, size_t off,
-		    const uint8_t *p, size_t len)
+/*
+ * Copies @len octets between @p and buffer-list offset @off, into the
+ * list when @in; -EMSGSIZE if the list is shorter.  Inline in its two
+ * callers, each with its direction fixed.
+ */
+static inline int iov_copy(const struct iovec *iov, int iovcnt, size_t off,
+			   uint8_t *p, size_t len, bool in)
 {
 	int i = iov_seek(iov, iovcnt, &off);
 
-	while (len) {
+	for (; len; i++, off = 0) {
+		uint8_t *b;
 		size_t take;
 
 		if (i == iovcnt)
 			return -EMSGSIZE;
+		b = (uint8_t *)iov[i].iov_base + off;
 		take = iov[i].iov_len - off;
 		if (take > len)
 			take = len;
-		memcpy((uint8_t *)iov[i].iov_base + off, p, take);
+		if (in)
+			memcpy(b, p, take);
+		else
+			copy_small(p, b, take);
 		p += take;
 		len -= take;
-		off = 0;
-		i++;
 	}
 	return 0;
+}
+
+/* Copies @len octets to buffer-list offset @off; -EMSGSIZE if they overrun. */
+int ddp_iov_copy_in(const struct iovec *iov, int iovcnt, size_t off,
+		    const uint8_t *p, size_t len)
+{
+	return iov_copy(iov, iovcnt, off, (uint8_t *)p, len, true);
+}
+
+/*
+ * Copies @len octets from buffer-list offset @off to @p; -EMSGSIZE if the
+ * list is shorter.  Small pieces are copied inline: a sender builds a
+ * small FPDU with it.
+ */
+int ddp_iov_copy_out(const struct iovec *iov, int iovcnt, size_t off,
+		     uint8_t *p, size_t len)
+{
+	return iov_copy(iov, iovcnt, off, p, len, false);
 }
 
 /*

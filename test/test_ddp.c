@@ -1713,6 +1713,43 @@ START_TEST(iov_copy_in_scatters_across_entries_at_any_offset)
 }
 END_TEST
 
+/*
+ * The mirror of copy_in: logical octets off to off + len gathered into a
+ * flat buffer, nothing written past them; a list too short is refused.
+ */
+START_TEST(iov_copy_out_gathers_across_entries_at_any_offset)
+{
+	struct iovs s;
+	uint8_t got[16];
+
+	iovs_init(&s);
+	for (size_t i = 0; i < sizeof(s.mem); i++)
+		s.mem[i] = (uint8_t)(100 + i);
+	for (size_t off = 0; off <= 12; off++) {
+		for (size_t len = 0; off + len <= 12; len++) {
+			memset(got, 0xee, sizeof(got));
+			require(ddp_iov_copy_out(s.v, 5, off, got, len) == 0,
+				"copy_out off %zu len %zu failed", off, len);
+			for (size_t k = 0; k < len; k++) {
+				size_t o = off + k;
+				size_t at = o < 4 ? o : o < 7 ? 8 + o - 4
+							  : 16 + o - 7;
+
+				require(got[k] == s.mem[at],
+					"copy_out off %zu len %zu: octet %zu",
+					off, len, k);
+			}
+			for (size_t k = len; k < sizeof(got); k++)
+				require(got[k] == 0xee,
+					"copy_out off %zu len %zu wrote past",
+					off, len);
+		}
+	}
+	ck_assert_int_eq(ddp_iov_copy_out(s.v, 5, 10, got, 3), -EMSGSIZE);
+	ck_assert_int_eq(ddp_iov_copy_out(s.v, 5, 13, got, 1), -EMSGSIZE);
+}
+END_TEST
+
 START_TEST(iov_span_finds_the_contiguous_run_at_an_offset)
 {
 	struct iovs s;
@@ -1815,6 +1852,7 @@ static Suite *ddp_suite(void)
 	tcase_add_test(tc, iov_slice_describes_the_range_and_leaves_out_empty_entries);
 	tcase_add_test(tc, iov_slice_at_entry_boundaries_and_past_the_end);
 	tcase_add_test(tc, iov_copy_in_scatters_across_entries_at_any_offset);
+	tcase_add_test(tc, iov_copy_out_gathers_across_entries_at_any_offset);
 	tcase_add_test(tc, iov_span_finds_the_contiguous_run_at_an_offset);
 	suite_add_tcase(s, tc);
 	return s;
