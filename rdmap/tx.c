@@ -400,6 +400,75 @@ static int frame_in_place(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
 			   (int)qp->fpdu_iov_max);
 }
 
+/* The segment's DDP header and the message's extra header, at @out. */
+static size_t segment_hdr(const struct rdmap_tx_msg *m, uint8_t *out)
+{
+	size_t n = ddp_hdr_encode_seg(&m->hdr, m->sent, out);
+
+	copy_small(out + n, m->extra, m->extra_len);
+	return n + m->extra_len;
+}
+
+/*
+ * A whole FPDU into the staging ring at @dst (room for all its wire
+ * octets).  Without markers its ULPDU
+ * is built where it goes, header and payload: no header is copied from
+ * the FPDU's own while its stores are still on their way to the cache.
+ */
+static int stage_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
+		      uint64_t take, uint8_t *dst)
+{
+	struct rdmap_tx_msg *m = &qp->msg;
+	struct iovec ulpdu[1 + RDMAP_MAX_SGE];
+	size_t hlen;
+	int rc, cnt;
+
+	/* a copy: what the application's memory holds later is no matter */
+	source_span(fp, NULL, 0);
+	if (!qp->mpa_tx.markers) {
+		uint8_t *at = mpa_tx_ulpdu_at(dst);
+
+		hlen = segment_hdr(m, at);
+		rc = ddp_iov_copy_out(m->iov, m->iovcnt, m->sent, at + hlen,
+				      take);
+		if (rc < 0)
+			return rc;
+		mpa_tx_fpdu_seal(&qp->mpa_tx, dst, hlen + take);
+		return 0;
+	}
+	hlen = segment_hdr(m, fp->hdr);
+	ulpdu[0] = (struct iovec){ fp->hdr, hlen };
+	cnt = ddp_iov_slice(m->iov, m->iovcnt, m->sent, take, ulpdu + 1,
+			    RDMAP_MAX_SGE);
+	if (cnt < 0)
+		return cnt;
+	mpa_tx_fpdu_copy(&qp->mpa_tx, ulpdu, 1 + cnt, hlen + take, dst);
+	return 0;
+}
+
+/* An FPDU around payload that stays in the application's memory. */
+static int point_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
+		      uint64_t take)
+{
+	struct rdmap_tx_msg *m = &qp->msg;
+	struct iovec ulpdu[1 + RDMAP_MAX_SGE];
+	size_t hlen = segment_hdr(m, fp->hdr);
+	int cnt;
+
+	ulpdu[0] = (struct iovec){ fp->hdr, hlen };
+	cnt = ddp_iov_slice(m->iov, m->iovcnt, m->sent, take, ulpdu + 1,
+			    RDMAP_MAX_SGE);
+	if (cnt < 0)
+		return cnt;
+	source_span(fp, ulpdu + 1, cnt);
+	cnt = frame_in_place(qp, fp, ulpdu, 1 + cnt, hlen + take);
+	if (cnt < 0)
+		return cnt;
+	fp->n_wire = cnt;
+	fp->wire_len = ddp_iov_len(fp->wire, cnt);
+	return 0;
+}
+
 /* Cuts the next segment of the current message into a new FPDU. */
 static int build_fpdu(struct rdmap_qp *qp)
 {
@@ -408,10 +477,9 @@ static int build_fpdu(struct rdmap_qp *qp)
 	size_t hlen = ddp_hdr_len(m->hdr.tagged) + m->extra_len;
 	/* the start made sure the header fits: hlen <= RDMAP_MIN_MULPDU */
 	uint64_t room = qp->mpa_tx.mulpdu - hlen, take = m->total - m->sent;
-	struct iovec ulpdu[1 + RDMAP_MAX_SGE];
 	uint64_t wire;
 	uint8_t *dst;
-	int n, cnt;
+	int rc;
 
 	if (take > room)
 		take = room;
@@ -426,27 +494,17 @@ static int build_fpdu(struct rdmap_qp *qp)
 	if (!dst && qp->conn.markers_tx && qp->fpdu_count)
 		return -EAGAIN;
 	m->hdr.last = m->sent + take == m->total;
-	n = (int)ddp_hdr_encode_seg(&m->hdr, m->sent, fp->hdr);
-	copy_small(fp->hdr + n, m->extra, m->extra_len);
-	ulpdu[0] = (struct iovec){ fp->hdr, hlen };
-	cnt = ddp_iov_slice(m->iov, m->iovcnt, m->sent, take, ulpdu + 1,
-			    RDMAP_MAX_SGE);
-	if (cnt < 0)
-		return cnt;
 	if (dst) {
-		/* a copy: what the application's memory holds later is no matter */
-		source_span(fp, NULL, 0);
-		mpa_tx_fpdu_copy(&qp->mpa_tx, ulpdu, 1 + cnt, hlen + take, dst);
+		rc = stage_fpdu(qp, fp, take, dst);
+		if (rc < 0)
+			return rc;
 		fp->wire[0] = (struct iovec){ dst, wire };
 		fp->n_wire = 1;
 		fp->wire_len = wire;
 	} else {
-		source_span(fp, ulpdu + 1, cnt);
-		cnt = frame_in_place(qp, fp, ulpdu, 1 + cnt, hlen + take);
-		if (cnt < 0)
-			return cnt;
-		fp->n_wire = cnt;
-		fp->wire_len = ddp_iov_len(fp->wire, cnt);
+		rc = point_fpdu(qp, fp, take);
+		if (rc < 0)
+			return rc;
 	}
 	fp->stage_end = qp->stage_tail;
 	qp->fpdu_bytes += fp->wire_len;
