@@ -285,21 +285,25 @@ struct rdmap_tx_msg {
 	uint8_t extra[RDMAP_TERM_MAX_LEN]; /* RDMAP header after DDP's */
 };
 
-/* One FPDU built and waiting to be written. */
+/*
+ * One FPDU built and waiting to be written.  What the writes look at
+ * comes first, within 64 octets; the header and frame after it are read
+ * only when the FPDU points at its payload.
+ */
 struct rdmap_fpdu {
-	uint8_t hdr[RDMAP_MAX_HDR_LEN];
-	struct mpa_tx_frame frame;
 	struct iovec *wire; /* the pieces to write */
-	int n_wire;
 	size_t wire_len;
 	uint64_t stage_end;   /* the staging ring's tail once it was built */
 	int64_t completes_sq; /* SQ index this FPDU finishes handing down, or -1 */
-	uint32_t ird_done;    /* inbound Reads whose response ends here */
-	bool terminate;
 	/* the application memory its payload is read from, and whether
 	 * received data has landed there since its CRC was computed */
 	const uint8_t *src_lo, *src_hi;
+	int n_wire;
+	uint32_t ird_done; /* inbound Reads whose response ends here */
+	bool terminate;
 	bool crc_stale;
+	uint8_t hdr[RDMAP_MAX_HDR_LEN];
+	struct mpa_tx_frame frame;
 };
 
 struct rdmap_swqe;
