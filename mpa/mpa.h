@@ -112,6 +112,7 @@ static inline uint8_t *mpa_tx_ulpdu_at(uint8_t *out)
 {
 	return out + MPA_HDR_LEN;
 }
+
 int mpa_tx_fpdu_around(struct mpa_tx *tx, const struct iovec *ulpdu,
 		       int iovcnt, uint8_t *frame, struct iovec *out,
 		       int out_max);

@@ -411,9 +411,9 @@ static size_t segment_hdr(const struct rdmap_tx_msg *m, uint8_t *out)
 
 /*
  * A whole FPDU into the staging ring at @dst (room for all its wire
- * octets).  Without markers its ULPDU
- * is built where it goes, header and payload: no header is copied from
- * the FPDU's own while its stores are still on their way to the cache.
+ * octets).  Without markers its ULPDU is built where it goes, header and
+ * payload: no header is copied from the FPDU's own while its stores are
+ * still on their way to the cache.
  */
 static int stage_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
 		      uint64_t take, uint8_t *dst)

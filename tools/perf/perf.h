@@ -38,7 +38,6 @@ enum perf_test {
 	PERF_WRITE_IMM, /* Write with Immediate Data: takes receives */
 };
 
-/* Tests whose operation waits for the peer's response (ORD/IRD). */
 /*
  * The slot after @i in a ring of @n: message by message the tools step
  * through their rings with this, not a division per message, which would
@@ -49,6 +48,7 @@ static inline uint32_t perf_ring_next(uint32_t i, uint32_t n)
 	return i + 1 == n ? 0 : i + 1;
 }
 
+/* Tests whose operation waits for the peer's response (ORD/IRD). */
 static inline bool perf_test_requests(unsigned int t)
 {
 	return t == PERF_READ || t == PERF_ATOMIC;
