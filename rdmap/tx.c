@@ -410,6 +410,22 @@ static size_t segment_hdr(const struct rdmap_tx_msg *m, uint8_t *out)
 }
 
 /*
+ * The segment as iovecs in @ulpdu: its header, encoded into the FPDU's
+ * own, then the payload where it lies.  Returns the entry count, or
+ * -EMSGSIZE, -ENOSPC as ddp_iov_slice().
+ */
+static int ulpdu_pieces(const struct rdmap_tx_msg *m, struct rdmap_fpdu *fp,
+			uint64_t take, struct iovec *ulpdu)
+{
+	int cnt;
+
+	ulpdu[0] = (struct iovec){ fp->hdr, segment_hdr(m, fp->hdr) };
+	cnt = ddp_iov_slice(m->iov, m->iovcnt, m->sent, take, ulpdu + 1,
+			    RDMAP_MAX_SGE);
+	return cnt < 0 ? cnt : 1 + cnt;
+}
+
+/*
  * A whole FPDU into the staging ring at @dst (room for all its wire
  * octets).  Without markers its ULPDU is built where it goes, header and
  * payload: no header is copied from the FPDU's own while its stores are
@@ -420,29 +436,26 @@ static int stage_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
 {
 	struct rdmap_tx_msg *m = &qp->msg;
 	struct iovec ulpdu[1 + RDMAP_MAX_SGE];
-	size_t hlen;
-	int rc, cnt;
+	int cnt;
 
 	/* a copy: what the application's memory holds later is no matter */
 	source_span(fp, NULL, 0);
 	if (!qp->mpa_tx.markers) {
 		uint8_t *at = mpa_tx_ulpdu_at(dst);
+		size_t hlen = segment_hdr(m, at);
+		int rc = ddp_iov_copy_out(m->iov, m->iovcnt, m->sent,
+					  at + hlen, take);
 
-		hlen = segment_hdr(m, at);
-		rc = ddp_iov_copy_out(m->iov, m->iovcnt, m->sent, at + hlen,
-				      take);
 		if (rc < 0)
 			return rc;
 		mpa_tx_fpdu_seal(&qp->mpa_tx, dst, hlen + take);
 		return 0;
 	}
-	hlen = segment_hdr(m, fp->hdr);
-	ulpdu[0] = (struct iovec){ fp->hdr, hlen };
-	cnt = ddp_iov_slice(m->iov, m->iovcnt, m->sent, take, ulpdu + 1,
-			    RDMAP_MAX_SGE);
+	cnt = ulpdu_pieces(m, fp, take, ulpdu);
 	if (cnt < 0)
 		return cnt;
-	mpa_tx_fpdu_copy(&qp->mpa_tx, ulpdu, 1 + cnt, hlen + take, dst);
+	mpa_tx_fpdu_copy(&qp->mpa_tx, ulpdu, cnt, ulpdu[0].iov_len + take,
+			 dst);
 	return 0;
 }
 
@@ -450,18 +463,13 @@ static int stage_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
 static int point_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
 		      uint64_t take)
 {
-	struct rdmap_tx_msg *m = &qp->msg;
 	struct iovec ulpdu[1 + RDMAP_MAX_SGE];
-	size_t hlen = segment_hdr(m, fp->hdr);
-	int cnt;
+	int cnt = ulpdu_pieces(&qp->msg, fp, take, ulpdu);
 
-	ulpdu[0] = (struct iovec){ fp->hdr, hlen };
-	cnt = ddp_iov_slice(m->iov, m->iovcnt, m->sent, take, ulpdu + 1,
-			    RDMAP_MAX_SGE);
 	if (cnt < 0)
 		return cnt;
-	source_span(fp, ulpdu + 1, cnt);
-	cnt = frame_in_place(qp, fp, ulpdu, 1 + cnt, hlen + take);
+	source_span(fp, ulpdu + 1, cnt - 1);
+	cnt = frame_in_place(qp, fp, ulpdu, cnt, ulpdu[0].iov_len + take);
 	if (cnt < 0)
 		return cnt;
 	fp->n_wire = cnt;
