@@ -120,9 +120,8 @@ static struct region *region_by_stag(struct run *r, uint32_t stag)
 	return NULL;
 }
 
-static void on_complete(void *arg, const struct rdmap_cqe *cqe)
+static void on_one_complete(struct run *r, const struct rdmap_cqe *cqe)
 {
-	struct run *r = arg;
 	struct wr *w;
 
 	fz_check(cqe->wr_id < r->n_wr, "completion for wr_id %llu, never posted",
@@ -155,6 +154,14 @@ static void on_complete(void *arg, const struct rdmap_cqe *cqe)
 		g->state = R_INVALIDATED;
 		arena_freeze(r->arena, g->base, g->len);
 	}
+}
+
+static void on_complete(void *arg, const struct rdmap_cqe *cqe,
+			unsigned int n)
+{
+	fz_check(n >= 1 && n <= RDMAP_CQE_RUN, "complete() with %u", n);
+	for (unsigned int i = 0; i < n; i++)
+		on_one_complete(arg, &cqe[i]);
 }
 
 static void on_event(void *arg, const struct rdmap_event *ev)

@@ -12,7 +12,7 @@
 
 void rdmap_emit(struct rdmap_qp *qp, const struct rdmap_cqe *cqe)
 {
-	qp->ops->complete(qp->arg, cqe);
+	qp->ops->complete(qp->arg, cqe, 1);
 }
 
 void rdmap_event(struct rdmap_qp *qp, uint8_t type, int err,
@@ -238,9 +238,15 @@ static uint8_t wc_opcode(const struct rdmap_swqe *w)
 	return w->op == RDMAP_WR_ATOMIC ? aop_op[w->atomic.aop] : wc_op[w->op];
 }
 
-/* Emits completions for finished send work, strictly in posting order. */
+/*
+ * Emits completions for finished send work, strictly in posting order,
+ * in runs of up to RDMAP_CQE_RUN per call.
+ */
 void rdmap_sq_complete(struct rdmap_qp *qp)
 {
+	struct rdmap_cqe run[RDMAP_CQE_RUN];
+	unsigned int n = 0;
+
 	while (qp->sq_tail != qp->sq_next) {
 		struct rdmap_swqe *w = sq_at(qp, qp->sq_tail);
 
@@ -250,14 +256,20 @@ void rdmap_sq_complete(struct rdmap_qp *qp)
 		if (!(w->flags & RDMAP_WR_SIGNALED) &&
 		    w->status == RDMAP_WC_SUCCESS)
 			continue;
-		rdmap_emit(qp, &(struct rdmap_cqe){
+		run[n++] = (struct rdmap_cqe){
 			.wr_id = w->wr_id,
 			.status = w->status,
 			.opcode = wc_opcode(w),
 			.byte_len = (uint32_t)w->len,
 			.err = w->err,
-		});
+		};
+		if (n == RDMAP_CQE_RUN) {
+			qp->ops->complete(qp->arg, run, n);
+			n = 0;
+		}
 	}
+	if (n)
+		qp->ops->complete(qp->arg, run, n);
 }
 
 static void flush_recv(struct rdmap_qp *qp, const struct rdmap_rwqe *r)

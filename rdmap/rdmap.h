@@ -195,8 +195,16 @@ struct rdmap_event {
 	const struct rdmap_term *term;
 };
 
+/* The most completions one complete() call carries. */
+#define RDMAP_CQE_RUN 16
+
+/*
+ * complete() takes @n completions in the order the work requests
+ * completed; a run of send queue completions comes as one call.
+ */
 struct rdmap_ops {
-	void (*complete)(void *arg, const struct rdmap_cqe *cqe);
+	void (*complete)(void *arg, const struct rdmap_cqe *cqe,
+			 unsigned int n);
 	void (*event)(void *arg, const struct rdmap_event *ev);
 };
 

@@ -7,12 +7,17 @@
 
 #define PAIR_BUF (1u << 20)
 
-static void on_complete(void *arg, const struct rdmap_cqe *cqe)
+static void on_complete(void *arg, const struct rdmap_cqe *cqe,
+			unsigned int n)
 {
 	struct pair_side *s = arg;
 
-	require(s->n_cqe < PAIR_MAX_CQES, "completion log full");
-	s->cqe[s->n_cqe++] = *cqe;
+	require(n >= 1 && n <= RDMAP_CQE_RUN, "complete() with %u", n);
+	s->n_complete_calls++;
+	for (unsigned int i = 0; i < n; i++) {
+		require(s->n_cqe < PAIR_MAX_CQES, "completion log full");
+		s->cqe[s->n_cqe++] = cqe[i];
+	}
 }
 
 static void on_event(void *arg, const struct rdmap_event *ev)

@@ -21,6 +21,7 @@ struct pair_side {
 	bool use_srq;
 	struct rdmap_cqe *cqe;
 	uint32_t n_cqe;
+	uint32_t n_complete_calls; /* complete() calls that brought them */
 	struct rdmap_event ev[PAIR_MAX_EVENTS];
 	struct rdmap_term ev_term[PAIR_MAX_EVENTS];
 	uint32_t n_ev;

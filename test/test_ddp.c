@@ -276,12 +276,15 @@ struct eng {
 	int feed_rc;
 };
 
-static void eng_complete(void *arg, const struct rdmap_cqe *cqe)
+static void eng_complete(void *arg, const struct rdmap_cqe *cqe,
+			 unsigned int n)
 {
 	struct eng *e = arg;
 
-	require(e->n_cqe < 64, "completion log full");
-	e->cqe[e->n_cqe++] = *cqe;
+	for (unsigned int i = 0; i < n; i++) {
+		require(e->n_cqe < 64, "completion log full");
+		e->cqe[e->n_cqe++] = cqe[i];
+	}
 }
 
 static void eng_event(void *arg, const struct rdmap_event *ev)

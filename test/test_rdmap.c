@@ -549,6 +549,56 @@ START_TEST(unsignaled_work_completes_silently_unless_it_fails)
 }
 END_TEST
 
+/*
+ * The Writes one write hands down complete in runs of RDMAP_CQE_RUN per
+ * complete() call (the verbs layer pushes a run to its CQ in one step),
+ * in order, the unsignaled one left out.
+ */
+START_TEST(send_completions_come_up_in_runs)
+{
+	static uint8_t a[64], b[64];
+	struct iovec iov[512];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb, k = 0;
+	size_t len = 0;
+	int n;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "runs", 11);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	pair_pump(&p);
+	for (int i = 0; i < 40; i++) {
+		struct rdmap_sge ws = { (uintptr_t)a, sizeof(a), sa };
+		struct rdmap_send_wr w =
+			pair_send_wr((uint64_t)i, RDMAP_WR_WRITE, &ws, 1);
+
+		w.flags = i == 7 ? 0 : RDMAP_WR_SIGNALED;
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)b;
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+	}
+	n = rdmap_tx_gather(&p.s[0].qp, iov, 512, SIZE_MAX);
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	ck_assert_uint_eq(p.s[0].n_cqe, 0);
+	p.s[0].n_complete_calls = 0;
+	rdmap_tx_advance(&p.s[0].qp, len);
+	ck_assert_uint_eq(p.s[0].n_cqe, 39);
+	ck_assert_uint_eq(p.s[0].n_complete_calls,
+			  (39 + RDMAP_CQE_RUN - 1) / RDMAP_CQE_RUN);
+	for (uint64_t i = 0; i < 40; i++) {
+		if (i == 7)
+			continue;
+		ck_assert_uint_eq(p.s[0].cqe[k].wr_id, i);
+		ck_assert_uint_eq(p.s[0].cqe[k].status, RDMAP_WC_SUCCESS);
+		k++;
+	}
+	pair_fini(&p);
+}
+END_TEST
+
 START_TEST(inline_data_is_copied_when_posted)
 {
 	static uint8_t a[256], b[256];
@@ -1754,6 +1804,7 @@ static Suite *rdmap_suite(void)
 	tcase_add_loop_test(tc, rtr_opens_the_responder_and_consumes_nothing, 0, 3);
 	tcase_add_test(tc, send_with_invalidate_and_solicited_event_are_reported);
 	tcase_add_test(tc, unsignaled_work_completes_silently_unless_it_fails);
+	tcase_add_test(tc, send_completions_come_up_in_runs);
 	tcase_add_test(tc, inline_data_is_copied_when_posted);
 	tcase_add_test(tc, post_checks_its_arguments);
 	tcase_add_test(tc, send_and_write_complete_only_when_their_last_octet_is_handed_down);

@@ -210,47 +210,77 @@ static void notify(struct iw_cq *cq, const struct iw_wc *wc)
 }
 
 /*
- * Adds a completion that holds a slot of the queue @slots until it is
- * polled: a slot counted when the work was posted (receives), or counted
- * here with @take_slot (sends).  The slot accounting of QPs and SRQs keeps a CQ from holding
- * more than it was reserved for; should it still be full, the completion
- * is lost and iw_poll_cq() says so (-IW_ECQ_OVERRUN).
+ * Claims the @n ring entries from the tail on, all free, for one push;
+ * false when the CQ has no room for all of them.
  */
-void cq_push(struct iw_cq *cq, const struct iw_wc *wc, atomic_uint *slots,
-	     bool take_slot)
+static bool claim(struct iw_cq *cq, uint32_t n, uint32_t *at)
 {
-	struct cq_entry *e;
+	for (;;) {
+		uint32_t pos = atomic_load_explicit(&cq->tail,
+						    memory_order_relaxed);
+		int32_t used = (int32_t)(pos - atomic_load(&cq->head));
+		uint32_t i;
+
+		/* signed: a stale @pos (others pushed, pollers took) retries */
+		if (used < 0)
+			continue;
+		if ((uint32_t)used + n > cq->size)
+			return false;
+		/* each is free once the poller that took it lets go */
+		for (i = 0; i < n; i++)
+			if (atomic_load_explicit(
+				    &cq->ring[(pos + i) & cq->mask].seq,
+				    memory_order_acquire) != pos + i)
+				break;
+		if (i == n &&
+		    atomic_compare_exchange_weak(&cq->tail, &pos, pos + n)) {
+			*at = pos;
+			return true;
+		}
+	}
+}
+
+/*
+ * Adds @n completions, each holding a slot of the queue @slots until it
+ * is polled: a slot counted when the work was posted (receives), or
+ * counted here with @take_slot (sends).  A run takes its entries and its
+ * slots in one step each.  The slot accounting of QPs and SRQs keeps a
+ * CQ from holding more than it was reserved for; should it still be
+ * full, a completion that does not fit is lost and iw_poll_cq() says so
+ * (-IW_ECQ_OVERRUN).
+ */
+void cq_push(struct iw_cq *cq, const struct iw_wc *wc, uint32_t n,
+	     atomic_uint *slots, bool take_slot)
+{
 	uint32_t pos;
 
-	for (;;) {
-		uint32_t seq;
-		int32_t used;
-
-		pos = atomic_load_explicit(&cq->tail, memory_order_relaxed);
-		e = &cq->ring[pos & cq->mask];
-		seq = atomic_load_explicit(&e->seq, memory_order_acquire);
-		used = (int32_t)(pos - atomic_load(&cq->head));
-		/* signed: a stale @pos (others pushed, pollers took) retries */
-		if (used < 0 || (int32_t)(seq - pos) > 0)
-			continue;
-		if ((uint32_t)used >= cq->size) {
+	if (!claim(cq, n, &pos)) {
+		if (n == 1) {
 			atomic_store(&cq->overrun, true);
 			return;
 		}
-		if (seq != pos)
-			continue; /* a poller took the slot and is letting go */
-		if (atomic_compare_exchange_weak(&cq->tail, &pos, pos + 1))
-			break;
+		/* those that fit, one by one */
+		for (uint32_t i = 0; i < n; i++)
+			cq_push(cq, &wc[i], 1, slots, take_slot);
+		return;
 	}
 	if (take_slot)
-		atomic_fetch_add(slots, 1);
-	e->wc = *wc;
-	e->slots = slots;
-	atomic_store_explicit(&e->qp, wc->qp, memory_order_relaxed);
-	atomic_store_explicit(&e->state, CQE_LIVE, memory_order_relaxed);
-	atomic_store_explicit(&e->seq, pos + 1, memory_order_release);
-	if (atomic_load_explicit(&cq->armed, memory_order_relaxed))
-		notify(cq, wc);
+		atomic_fetch_add(slots, n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct cq_entry *e = &cq->ring[(pos + i) & cq->mask];
+
+		e->wc = wc[i];
+		e->slots = slots;
+		atomic_store_explicit(&e->qp, wc[i].qp, memory_order_relaxed);
+		atomic_store_explicit(&e->state, CQE_LIVE,
+				      memory_order_relaxed);
+		atomic_store_explicit(&e->seq, pos + i + 1,
+				      memory_order_release);
+	}
+	for (uint32_t i = 0;
+	     i < n && atomic_load_explicit(&cq->armed, memory_order_relaxed);
+	     i++)
+		notify(cq, &wc[i]);
 }
 
 /* How many completions from @pos on are ready, up to @max. */

@@ -466,7 +466,8 @@ int iw_post_recv(struct iw_qp *qp, struct iw_recv_wr *wr,
 
 /* ---- what the engine reports ---------------------------------------- */
 
-static void engine_complete(void *arg, const struct rdmap_cqe *c)
+static void wc_from_cqe(struct iw_wc *wc, struct iw_qp *qp,
+			const struct rdmap_cqe *c)
 {
 	static const uint8_t status[] = {
 		[RDMAP_WC_SUCCESS] = IW_WC_SUCCESS,
@@ -489,8 +490,8 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 		[RDMAP_WC_SWAP] = IW_WC_COMP_SWAP,
 		[RDMAP_WC_RECV_WRITE_IMM] = IW_WC_RECV_RDMA_WITH_IMM,
 	};
-	struct iw_qp *qp = arg;
-	struct iw_wc wc = {
+
+	*wc = (struct iw_wc){
 		.wr_id = c->wr_id,
 		.status = status[c->status],
 		.opcode = opcode[c->opcode],
@@ -504,12 +505,33 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c)
 		.qp_context = qp->qp_context,
 		.imm_data = c->imm,
 	};
+}
 
-	if (!c->recv)
-		cq_push(qp->send_cq, &wc, &qp->sq_cqes, true);
-	else
-		cq_push(qp->recv_cq, &wc,
-			qp->srq ? &qp->srq->unpolled : &qp->rq_unpolled, false);
+/* Each run of one queue's completions goes to its CQ in one push. */
+static void engine_complete(void *arg, const struct rdmap_cqe *c,
+			    unsigned int n)
+{
+	struct iw_qp *qp = arg;
+	struct iw_wc wc[RDMAP_CQE_RUN];
+
+	while (n) {
+		bool recv = c[0].recv;
+		uint32_t k = 0;
+
+		while (k < n && k < RDMAP_CQE_RUN && c[k].recv == recv) {
+			wc_from_cqe(&wc[k], qp, &c[k]);
+			k++;
+		}
+		if (!recv)
+			cq_push(qp->send_cq, wc, k, &qp->sq_cqes, true);
+		else
+			cq_push(qp->recv_cq, wc, k,
+				qp->srq ? &qp->srq->unpolled
+					: &qp->rq_unpolled,
+				false);
+		c += k;
+		n -= k;
+	}
 }
 
 static void term_info(struct iw_terminate_info *ti, const struct rdmap_term *t,

@@ -307,8 +307,8 @@ void pd_add_srq(struct iw_pd *pd, struct iw_srq *srq);
 void pd_remove_srq(struct iw_pd *pd, struct iw_srq *srq);
 
 /* cq.c */
-void cq_push(struct iw_cq *cq, const struct iw_wc *wc, atomic_uint *slots,
-	     bool take_slot);
+void cq_push(struct iw_cq *cq, const struct iw_wc *wc, uint32_t n,
+	     atomic_uint *slots, bool take_slot);
 bool cq_reserve(struct iw_cq *cq, uint32_t n);
 void cq_release(struct iw_cq *cq, uint32_t n);
 int cq_add_qp(struct iw_cq *cq, struct iw_qp *qp);
