@@ -170,11 +170,15 @@ void cq_remove_qp(struct iw_cq *cq, struct iw_qp *qp)
  * A QP goes away, and its connection with it: its completions stay
  * pollable but no longer free slots of it (those of an SRQ, which outlives
  * it, are given back now); each keeps its room in the CQ reserved until
- * it is polled.  A poll that took one before it became an orphan is
- * waited for, so the QP may be freed on return.
+ * it is polled.  While it walks, polls claim entries with an exchange
+ * (see taken()): those that began before it raised @forgetting are
+ * waited for first.  A poll that took one before it became an orphan is
+ * waited for at the end, so the QP may be freed on return.
  */
 void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp)
 {
+	atomic_fetch_add(&cq->forgetting, 1);
+	grace_wait(&cq->grace);
 	pthread_mutex_lock(&cq->lock);
 	for (uint32_t pos = atomic_load(&cq->head);
 	     pos != atomic_load(&cq->tail); pos++) {
@@ -192,6 +196,7 @@ void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp)
 		atomic_fetch_add(&cq->orphans, 1);
 	}
 	pthread_mutex_unlock(&cq->lock);
+	atomic_fetch_sub(&cq->forgetting, 1);
 	grace_wait(&cq->grace);
 }
 
@@ -295,11 +300,28 @@ static uint32_t ready_from(struct iw_cq *cq, uint32_t pos, uint32_t max)
 	return n;
 }
 
-/* Takes up to @max ready completions: the common path, no lock, no syscall. */
+/*
+ * The state of an entry the caller has claimed: live, or orphaned by
+ * cq_forget_qp().  Only while that may be marking orphans does reading
+ * it need an exchange (marking it taken, so that the walk leaves it be);
+ * at any other time no one else writes the state of a claimed entry.
+ */
+static unsigned char taken(struct cq_entry *e, bool careful)
+{
+	if (careful)
+		return atomic_exchange(&e->state, CQE_TAKEN);
+	return atomic_load_explicit(&e->state, memory_order_relaxed);
+}
+
+/*
+ * Takes up to @max ready completions: the common path, no lock, no
+ * syscall.  Called inside the CQ's grace section, as taken() needs.
+ */
 static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 {
 	atomic_uint *slots = NULL; /* whose slots the current run holds */
 	uint32_t pos, n, run = 0;
+	bool careful;
 
 	do {
 		pos = atomic_load_explicit(&cq->head, memory_order_relaxed);
@@ -307,11 +329,12 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 		if (!n)
 			return 0;
 	} while (!atomic_compare_exchange_weak(&cq->head, &pos, pos + n));
+	careful = atomic_load(&cq->forgetting) != 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct cq_entry *e = &cq->ring[(pos + i) & cq->mask];
 
 		wc[i] = e->wc;
-		if (atomic_exchange(&e->state, CQE_TAKEN) == CQE_ORPHAN) {
+		if (taken(e, careful) == CQE_ORPHAN) {
 			atomic_fetch_sub(&cq->orphans, 1);
 		} else if (e->slots && e->slots != slots) {
 			/* a run of one queue's completions gives back at once */

@@ -147,6 +147,7 @@ struct iw_cq {
 	pthread_mutex_t lock; /* reserved, orphans' walk, the QP list */
 	uint32_t reserved; /* work requests of attached QPs it must hold */
 	atomic_uint orphans; /* completions of destroyed QPs, not polled yet */
+	atomic_uint forgetting; /* cq_forget_qp() calls under way */
 	unsigned int events, acked;
 	/* the context's CQs (ctx->cqs_lock), for progress_help() */
 	struct iw_cq *ctx_prev, *ctx_next;
