@@ -10,9 +10,37 @@
 #include "lib/error.h"
 #include "rdmap/rdmap_internal.h"
 
+static void cqe_flush(struct rdmap_qp *qp)
+{
+	unsigned int n = qp->cqe_n;
+
+	if (n) {
+		qp->cqe_n = 0;
+		qp->ops->complete(qp->arg, qp->cqe_run, n);
+	}
+}
+
+/*
+ * A completion joins the run, which goes up when it is full or when the
+ * last rdmap_cqe_hold() is released; with no hold, at once.  The order
+ * of completions is the order of the calls.
+ */
 void rdmap_emit(struct rdmap_qp *qp, const struct rdmap_cqe *cqe)
 {
-	qp->ops->complete(qp->arg, cqe, 1);
+	qp->cqe_run[qp->cqe_n++] = *cqe;
+	if (qp->cqe_n == RDMAP_CQE_RUN || !qp->cqe_hold)
+		cqe_flush(qp);
+}
+
+void rdmap_cqe_hold(struct rdmap_qp *qp)
+{
+	qp->cqe_hold++;
+}
+
+void rdmap_cqe_release(struct rdmap_qp *qp)
+{
+	if (--qp->cqe_hold == 0)
+		cqe_flush(qp);
 }
 
 void rdmap_event(struct rdmap_qp *qp, uint8_t type, int err,
@@ -238,15 +266,10 @@ static uint8_t wc_opcode(const struct rdmap_swqe *w)
 	return w->op == RDMAP_WR_ATOMIC ? aop_op[w->atomic.aop] : wc_op[w->op];
 }
 
-/*
- * Emits completions for finished send work, strictly in posting order,
- * in runs of up to RDMAP_CQE_RUN per call.
- */
+/* Emits completions for finished send work, strictly in posting order. */
 void rdmap_sq_complete(struct rdmap_qp *qp)
 {
-	struct rdmap_cqe run[RDMAP_CQE_RUN];
-	unsigned int n = 0;
-
+	rdmap_cqe_hold(qp);
 	while (qp->sq_tail != qp->sq_next) {
 		struct rdmap_swqe *w = sq_at(qp, qp->sq_tail);
 
@@ -256,20 +279,15 @@ void rdmap_sq_complete(struct rdmap_qp *qp)
 		if (!(w->flags & RDMAP_WR_SIGNALED) &&
 		    w->status == RDMAP_WC_SUCCESS)
 			continue;
-		run[n++] = (struct rdmap_cqe){
+		rdmap_emit(qp, &(struct rdmap_cqe){
 			.wr_id = w->wr_id,
 			.status = w->status,
 			.opcode = wc_opcode(w),
 			.byte_len = (uint32_t)w->len,
 			.err = w->err,
-		};
-		if (n == RDMAP_CQE_RUN) {
-			qp->ops->complete(qp->arg, run, n);
-			n = 0;
-		}
+		});
 	}
-	if (n)
-		qp->ops->complete(qp->arg, run, n);
+	rdmap_cqe_release(qp);
 }
 
 static void flush_recv(struct rdmap_qp *qp, const struct rdmap_rwqe *r)

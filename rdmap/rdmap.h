@@ -200,7 +200,9 @@ struct rdmap_event {
 
 /*
  * complete() takes @n completions in the order the work requests
- * completed; a run of send queue completions comes as one call.
+ * completed; those one engine call makes (a run of send completions,
+ * the receives a read of the stream completes) come in as few calls as
+ * RDMAP_CQE_RUN allows.
  */
 struct rdmap_ops {
 	void (*complete)(void *arg, const struct rdmap_cqe *cqe,
@@ -345,6 +347,8 @@ struct rdmap_qp {
 	struct rdmap_conn conn;
 	uint8_t state;
 	int err; /* why the engine left RTS */
+	uint8_t cqe_n;	  /* completions in cqe_run */
+	uint8_t cqe_hold; /* calls under way that keep the run */
 
 	/*
 	 * The rings below hold a power of two of entries, at least what they
@@ -412,6 +416,12 @@ struct rdmap_qp {
 	uint64_t rx_write_len;
 	bool rtr_seen;
 	struct rdmap_term term_in;
+
+	/*
+	 * Completions that go up together (rdmap_emit()).  Last: between
+	 * the fields above it would spread them over more cache lines.
+	 */
+	struct rdmap_cqe cqe_run[RDMAP_CQE_RUN];
 };
 
 int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,

@@ -107,6 +107,8 @@ static inline struct rdmap_fpdu *fpdu_at(struct rdmap_qp *qp, uint32_t i)
 
 /* qp.c */
 void rdmap_emit(struct rdmap_qp *qp, const struct rdmap_cqe *cqe);
+void rdmap_cqe_hold(struct rdmap_qp *qp);
+void rdmap_cqe_release(struct rdmap_qp *qp);
 void rdmap_event(struct rdmap_qp *qp, uint8_t type, int err,
 		 const struct rdmap_term *term);
 void rdmap_sq_complete(struct rdmap_qp *qp);

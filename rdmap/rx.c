@@ -591,6 +591,7 @@ const struct mpa_rx_ops rdmap_mpa_rx_ops = {
 /*
  * Takes the next @len octets of the stream.  Returns 0, or the error that
  * ended the stream (a Terminate is then queued when the error has one).
+ * The completions they make go up in runs (rdmap_emit()).
  */
 int rdmap_rx_feed(struct rdmap_qp *qp, const uint8_t *p, size_t len)
 {
@@ -598,9 +599,11 @@ int rdmap_rx_feed(struct rdmap_qp *qp, const uint8_t *p, size_t len)
 
 	if (qp->state != RDMAP_QP_RTS)
 		return qp->err ? qp->err : -IW_ECLOSED;
+	rdmap_cqe_hold(qp);
 	rc = mpa_rx_feed(&qp->mpa_rx, p, len);
 	if (rc)
 		rdmap_fail(qp, rc);
+	rdmap_cqe_release(qp);
 	return rc;
 }
 

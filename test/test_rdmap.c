@@ -599,6 +599,60 @@ START_TEST(send_completions_come_up_in_runs)
 }
 END_TEST
 
+/*
+ * The receives one read of the stream completes come up in runs too,
+ * in order, and the next read's after them.
+ */
+START_TEST(receive_completions_of_one_read_come_up_in_runs)
+{
+	static uint8_t a[64], b[40 * 64], wire[8192];
+	struct iovec iov[512];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+	size_t len = 0;
+	int n;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "recv-runs", 12);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	pair_pump(&p);
+	for (int i = 0; i < 40; i++) {
+		struct rdmap_sge rs = { (uintptr_t)b + 64 * i, 64, sb };
+		struct rdmap_recv_wr rw = { (uint64_t)i, &rs, 1 };
+		struct rdmap_sge ss = { (uintptr_t)a, sizeof(a), sa };
+		struct rdmap_send_wr s =
+			pair_send_wr((uint64_t)i, RDMAP_WR_SEND, &ss, 1);
+
+		s.flags = 0;
+		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp, &rw), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s), 0);
+	}
+	n = rdmap_tx_gather(&p.s[0].qp, iov, 512, sizeof(wire));
+	for (int i = 0; i < n; i++) {
+		memcpy(wire + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
+	rdmap_tx_advance(&p.s[0].qp, len);
+	p.s[1].n_complete_calls = 0;
+	/* all but the last Send in one read, then the last */
+	ck_assert_int_eq(rdmap_rx_feed(&p.s[1].qp, wire, len - 1), 0);
+	ck_assert_uint_eq(p.s[1].n_cqe, 39);
+	ck_assert_uint_eq(p.s[1].n_complete_calls,
+			  (39 + RDMAP_CQE_RUN - 1) / RDMAP_CQE_RUN);
+	ck_assert_int_eq(rdmap_rx_feed(&p.s[1].qp, wire + len - 1, 1), 0);
+	ck_assert_uint_eq(p.s[1].n_cqe, 40);
+	for (uint32_t i = 0; i < 40; i++) {
+		ck_assert(p.s[1].cqe[i].recv);
+		ck_assert_uint_eq(p.s[1].cqe[i].wr_id, i);
+		ck_assert_uint_eq(p.s[1].cqe[i].byte_len, 64);
+	}
+	ck_assert_uint_eq(p.s[0].n_cqe, 0);
+	pair_fini(&p);
+}
+END_TEST
+
 START_TEST(inline_data_is_copied_when_posted)
 {
 	static uint8_t a[256], b[256];
@@ -1805,6 +1859,7 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, send_with_invalidate_and_solicited_event_are_reported);
 	tcase_add_test(tc, unsignaled_work_completes_silently_unless_it_fails);
 	tcase_add_test(tc, send_completions_come_up_in_runs);
+	tcase_add_test(tc, receive_completions_of_one_read_come_up_in_runs);
 	tcase_add_test(tc, inline_data_is_copied_when_posted);
 	tcase_add_test(tc, post_checks_its_arguments);
 	tcase_add_test(tc, send_and_write_complete_only_when_their_last_octet_is_handed_down);
