@@ -550,6 +550,25 @@ START_TEST(unsignaled_work_completes_silently_unless_it_fails)
 END_TEST
 
 /*
+ * Hands down everything @qp has to send, as one write would that takes
+ * it all (copied to @wire when given); returns the octet count.
+ */
+static size_t hand_down_all(struct rdmap_qp *qp, uint8_t *wire, size_t cap)
+{
+	struct iovec iov[512];
+	int n = rdmap_tx_gather(qp, iov, 512, cap);
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (wire)
+			memcpy(wire + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
+	rdmap_tx_advance(qp, len);
+	return len;
+}
+
+/*
  * The Writes one write hands down complete in runs of RDMAP_CQE_RUN per
  * complete() call (the verbs layer pushes a run to its CQ in one step),
  * in order, the unsignaled one left out.
@@ -557,12 +576,9 @@ END_TEST
 START_TEST(send_completions_come_up_in_runs)
 {
 	static uint8_t a[64], b[64];
-	struct iovec iov[512];
 	struct pair_opts o;
 	struct pair p;
 	uint32_t sa, sb, k = 0;
-	size_t len = 0;
-	int n;
 
 	pair_opts_default(&o);
 	setup(&p, &o, "runs", 11);
@@ -579,12 +595,9 @@ START_TEST(send_completions_come_up_in_runs)
 		w.remote_addr = (uintptr_t)b;
 		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
 	}
-	n = rdmap_tx_gather(&p.s[0].qp, iov, 512, SIZE_MAX);
-	for (int i = 0; i < n; i++)
-		len += iov[i].iov_len;
 	ck_assert_uint_eq(p.s[0].n_cqe, 0);
 	p.s[0].n_complete_calls = 0;
-	rdmap_tx_advance(&p.s[0].qp, len);
+	ck_assert_uint_gt(hand_down_all(&p.s[0].qp, NULL, SIZE_MAX), 0);
 	ck_assert_uint_eq(p.s[0].n_cqe, 39);
 	ck_assert_uint_eq(p.s[0].n_complete_calls,
 			  (39 + RDMAP_CQE_RUN - 1) / RDMAP_CQE_RUN);
@@ -606,12 +619,10 @@ END_TEST
 START_TEST(receive_completions_of_one_read_come_up_in_runs)
 {
 	static uint8_t a[64], b[40 * 64], wire[8192];
-	struct iovec iov[512];
 	struct pair_opts o;
 	struct pair p;
 	uint32_t sa, sb;
-	size_t len = 0;
-	int n;
+	size_t len;
 
 	pair_opts_default(&o);
 	setup(&p, &o, "recv-runs", 12);
@@ -629,12 +640,7 @@ START_TEST(receive_completions_of_one_read_come_up_in_runs)
 		ck_assert_int_eq(rdmap_post_recv(&p.s[1].qp, &rw), 0);
 		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s), 0);
 	}
-	n = rdmap_tx_gather(&p.s[0].qp, iov, 512, sizeof(wire));
-	for (int i = 0; i < n; i++) {
-		memcpy(wire + len, iov[i].iov_base, iov[i].iov_len);
-		len += iov[i].iov_len;
-	}
-	rdmap_tx_advance(&p.s[0].qp, len);
+	len = hand_down_all(&p.s[0].qp, wire, sizeof(wire));
 	p.s[1].n_complete_calls = 0;
 	/* all but the last Send in one read, then the last */
 	ck_assert_int_eq(rdmap_rx_feed(&p.s[1].qp, wire, len - 1), 0);
