@@ -10,7 +10,7 @@
 #include "lib/error.h"
 #include "rdmap/rdmap_internal.h"
 
-static void cqe_flush(struct rdmap_qp *qp)
+void rdmap_cqe_flush(struct rdmap_qp *qp)
 {
 	unsigned int n = qp->cqe_n;
 
@@ -18,18 +18,6 @@ static void cqe_flush(struct rdmap_qp *qp)
 		qp->cqe_n = 0;
 		qp->ops->complete(qp->arg, qp->cqe_run, n);
 	}
-}
-
-/*
- * A completion joins the run, which goes up when it is full or when the
- * last rdmap_cqe_hold() is released; with no hold, at once.  The order
- * of completions is the order of the calls.
- */
-void rdmap_emit(struct rdmap_qp *qp, const struct rdmap_cqe *cqe)
-{
-	qp->cqe_run[qp->cqe_n++] = *cqe;
-	if (qp->cqe_n == RDMAP_CQE_RUN || !qp->cqe_hold)
-		cqe_flush(qp);
 }
 
 void rdmap_cqe_hold(struct rdmap_qp *qp)
@@ -40,7 +28,7 @@ void rdmap_cqe_hold(struct rdmap_qp *qp)
 void rdmap_cqe_release(struct rdmap_qp *qp)
 {
 	if (--qp->cqe_hold == 0)
-		cqe_flush(qp);
+		rdmap_cqe_flush(qp);
 }
 
 void rdmap_event(struct rdmap_qp *qp, uint8_t type, int err,
@@ -279,26 +267,28 @@ void rdmap_sq_complete(struct rdmap_qp *qp)
 		if (!(w->flags & RDMAP_WR_SIGNALED) &&
 		    w->status == RDMAP_WC_SUCCESS)
 			continue;
-		rdmap_emit(qp, &(struct rdmap_cqe){
+		*rdmap_cqe_slot(qp) = (struct rdmap_cqe){
 			.wr_id = w->wr_id,
 			.status = w->status,
 			.opcode = wc_opcode(w),
 			.byte_len = (uint32_t)w->len,
 			.err = w->err,
-		});
+		};
+		rdmap_emit(qp);
 	}
 	rdmap_cqe_release(qp);
 }
 
 static void flush_recv(struct rdmap_qp *qp, const struct rdmap_rwqe *r)
 {
-	rdmap_emit(qp, &(struct rdmap_cqe){
+	*rdmap_cqe_slot(qp) = (struct rdmap_cqe){
 		.wr_id = r->wr_id,
 		.status = RDMAP_WC_WR_FLUSH_ERR,
 		.opcode = RDMAP_WC_RECV,
 		.recv = true,
 		.err = qp->err,
-	});
+	};
+	rdmap_emit(qp);
 }
 
 /*
@@ -484,13 +474,14 @@ static int copy_inline(struct rdmap_qp *qp, struct rdmap_swqe *w,
 static void flush_now(struct rdmap_qp *qp, uint64_t wr_id, uint8_t opcode,
 		      bool recv)
 {
-	rdmap_emit(qp, &(struct rdmap_cqe){
+	*rdmap_cqe_slot(qp) = (struct rdmap_cqe){
 		.wr_id = wr_id,
 		.status = RDMAP_WC_WR_FLUSH_ERR,
 		.opcode = opcode,
 		.recv = recv,
 		.err = qp->err,
-	});
+	};
+	rdmap_emit(qp);
 }
 
 /*

@@ -106,11 +106,31 @@ static inline struct rdmap_fpdu *fpdu_at(struct rdmap_qp *qp, uint32_t i)
 }
 
 /* qp.c */
-void rdmap_emit(struct rdmap_qp *qp, const struct rdmap_cqe *cqe);
+void rdmap_cqe_flush(struct rdmap_qp *qp);
 void rdmap_cqe_hold(struct rdmap_qp *qp);
 void rdmap_cqe_release(struct rdmap_qp *qp);
 void rdmap_event(struct rdmap_qp *qp, uint8_t type, int err,
 		 const struct rdmap_term *term);
+
+/*
+ * A completion is written where rdmap_cqe_slot() says, in place (built
+ * on the stack and copied, its narrow fields' stores would stall the
+ * copy's wide loads), and rdmap_emit() makes it the run's next.  The run
+ * goes up when it is full or when the last rdmap_cqe_hold() is released;
+ * with no hold, at once.  The order of completions is the order of the
+ * calls.
+ */
+static inline struct rdmap_cqe *rdmap_cqe_slot(struct rdmap_qp *qp)
+{
+	return &qp->cqe_run[qp->cqe_n];
+}
+
+static inline void rdmap_emit(struct rdmap_qp *qp)
+{
+	if (++qp->cqe_n == RDMAP_CQE_RUN || !qp->cqe_hold)
+		rdmap_cqe_flush(qp);
+}
+
 void rdmap_sq_complete(struct rdmap_qp *qp);
 void rdmap_fail(struct rdmap_qp *qp, int err);
 void rdmap_fail_local(struct rdmap_qp *qp, int err);

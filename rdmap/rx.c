@@ -391,7 +391,7 @@ static int send_done(struct rdmap_qp *qp)
 		flags |= RDMAP_CQE_INVALIDATED;
 	}
 	qp->have_cur_recv = false;
-	rdmap_emit(qp, &(struct rdmap_cqe){
+	*rdmap_cqe_slot(qp) = (struct rdmap_cqe){
 		.wr_id = qp->cur_recv.wr_id,
 		.status = RDMAP_WC_SUCCESS,
 		.opcode = RDMAP_WC_RECV,
@@ -399,7 +399,8 @@ static int send_done(struct rdmap_qp *qp)
 		.recv = true,
 		.byte_len = s->ddp.mo + s->payload,
 		.inv_stag = (flags & RDMAP_CQE_INVALIDATED) ? s->ddp.rsvdulp2 : 0,
-	});
+	};
+	rdmap_emit(qp);
 	return 0;
 }
 
@@ -414,7 +415,7 @@ static void imm_done(struct rdmap_qp *qp)
 	bool write = qp->rx_after_write;
 
 	qp->have_cur_recv = false;
-	rdmap_emit(qp, &(struct rdmap_cqe){
+	*rdmap_cqe_slot(qp) = (struct rdmap_cqe){
 		.wr_id = qp->cur_recv.wr_id,
 		.status = RDMAP_WC_SUCCESS,
 		.opcode = write ? RDMAP_WC_RECV_WRITE_IMM : RDMAP_WC_RECV,
@@ -426,7 +427,8 @@ static void imm_done(struct rdmap_qp *qp)
 			    : qp->rx_write_len > UINT32_MAX ? UINT32_MAX
 							     : (uint32_t)qp->rx_write_len,
 		.imm = get_be64(s->hdr + DDP_UNTAGGED_HDR_LEN),
-	});
+	};
+	rdmap_emit(qp);
 }
 
 /*
