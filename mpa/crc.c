@@ -11,6 +11,21 @@
 
 #include "mpa/mpa.h"
 
+/*
+ * ISA-L's AVX-512 variant returns with the upper halves of the vector
+ * registers in use: it ends without VZEROUPPER.  The first SSE
+ * instructions after it (this library's own code has many) then wait
+ * 400 to 700 cycles on a Xeon; clearing the halves costs one.  The
+ * instruction exists only where AVX does.
+ */
+static inline void vector_upper_clear(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (__builtin_cpu_supports("avx"))
+		__asm__ volatile("vzeroupper");
+#endif
+}
+
 uint32_t mpa_crc32c_update(uint32_t acc, const void *p, size_t len)
 {
 	/* ISA-L takes a non-const pointer and an int length; it only reads. */
@@ -21,7 +36,9 @@ uint32_t mpa_crc32c_update(uint32_t acc, const void *p, size_t len)
 		b += INT_MAX;
 		len -= INT_MAX;
 	}
-	return crc32_iscsi(b, (int)len, acc);
+	acc = crc32_iscsi(b, (int)len, acc);
+	vector_upper_clear();
+	return acc;
 }
 
 uint32_t mpa_crc32c(const void *p, size_t len)
