@@ -15,7 +15,7 @@
  * ISA-L's AVX-512 variant returns with the upper halves of the vector
  * registers in use: it ends without VZEROUPPER.  The first SSE
  * instructions after it (this library's own code has many) then wait
- * 400 to 700 cycles on a Xeon; clearing the halves costs one.  The
+ * 400 to 600 cycles on a Xeon; clearing the halves costs one.  The
  * instruction exists only where AVX does.
  */
 static inline void vector_upper_clear(void)
