@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "lib/byteorder.h"
 #include "lib/copy.h"
@@ -199,11 +202,10 @@ START_TEST(crc_chained_over_pieces_equals_one_shot)
 END_TEST
 
 #if defined(__x86_64__)
-#include <cpuid.h>
-
 /*
  * Whether the upper halves of vector registers 0-15 are in use, as
- * XINUSE says for the YMM and ZMM upper halves (xgetbv_1_works() first).
+ * XINUSE says for the YMM and ZMM upper halves; only where
+ * xinuse_shows_vector_upper() has said XINUSE can be read.
  */
 static bool vector_upper_in_use(void)
 {
