@@ -13,6 +13,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -713,6 +714,20 @@ void tp_set_polled(struct tp_conn *c, bool polled)
 	else
 		event_add(c->rev, NULL);
 	arm_write(c, c->tx_blocked);
+}
+
+/*
+ * What a thread that sleeps on the socket itself waits for, as poll(2)
+ * events: data, and room too when the socket was full; 0 when there is
+ * nothing to wait for (still connecting, shut, or ended by the peer).
+ * Stores the descriptor in @fd.  With the owner's lock held.
+ */
+short tp_wait_events(const struct tp_conn *c, int *fd)
+{
+	if (c->shut || c->connecting || c->eof_seen)
+		return 0;
+	*fd = c->fd;
+	return POLLIN | (c->tx_blocked ? POLLOUT : 0);
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)

@@ -149,6 +149,7 @@ uint32_t tp_mss(const struct tp_conn *c);
 uint32_t tp_mss_bound(const struct tp_conn *c);
 int tp_open_rx_window(struct tp_conn *c);
 void tp_set_polled(struct tp_conn *c, bool polled);
+short tp_wait_events(const struct tp_conn *c, int *fd);
 void tp_poll_soon(struct tp_conn *c);
 void tp_shutdown(struct tp_conn *c);
 void tp_free(struct tp_conn *c);
