@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -384,6 +385,140 @@ START_TEST(manual_mode_blocking_calls_run_the_loop)
 	ck_assert_int_eq(iw_destroy_id(b.listen), 0);
 	e2e_side_close(&c);
 	e2e_side_close(&b.s);
+}
+END_TEST
+
+/* ---- manual mode: a thread asleep on a CQ of its own ---------------- */
+
+/* Reads of a socket by a thread running the loop, counted while asked. */
+static _Thread_local bool loop_runner;
+static atomic_bool counting_reads;
+static atomic_int runner_reads;
+
+static void count_read(void)
+{
+	if (loop_runner && atomic_load(&counting_reads))
+		atomic_fetch_add(&runner_reads, 1);
+}
+
+ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+	static ssize_t (*real)(int, void *, size_t, int);
+
+	if (!real)
+		real = (ssize_t(*)(int, void *, size_t, int))dlsym(RTLD_NEXT,
+								    "recv");
+	count_read();
+	return real(fd, buf, len, flags);
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	static ssize_t (*real)(int, const struct iovec *, int);
+
+	if (!real)
+		real = (ssize_t(*)(int, const struct iovec *,
+				   int))dlsym(RTLD_NEXT, "readv");
+	count_read();
+	return real(fd, iov, n);
+}
+
+struct runner {
+	struct iw_context *ctx;
+	atomic_bool stop;
+};
+
+static void *run_loop(void *arg)
+{
+	struct runner *r = arg;
+
+	loop_runner = true;
+	while (!atomic_load(&r->stop))
+		ck_assert_int_eq(iw_progress(r->ctx, 20), 0);
+	return NULL;
+}
+
+enum { WAITER_SENDS = 50 };
+
+/* The client's end: a 64-octet Send every two milliseconds. */
+static void *send_slowly(void *arg)
+{
+	struct manual *m = arg;
+	struct e2e_side *c = &m->e.c;
+	struct iw_wc wc;
+
+	for (int i = 0; i < WAITER_SENDS; i++) {
+		long long end = now_ms() + E2E_WAIT_MS;
+
+		memset(c->buf + 64 * i, i, 64);
+		post_send(c->qp, IW_WR_SEND, c->buf + 64 * i, 64, c->mr->lkey,
+			  0, 0, (uint64_t)i);
+		while (iw_poll_cq(c->cq, 1, &wc) == 0)
+			require(now_ms() < end, "Send %d never left", i);
+		ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+		usleep(2000);
+	}
+	return NULL;
+}
+
+/*
+ * Another thread runs the server context's loop all along.  While the
+ * application's thread sleeps in iw_progress_cq() on the server's CQ,
+ * the Sends that arrive are the sleeper's to read: the loop's thread
+ * makes no read at all, though its reclaim timer runs every 10 ms.  Once
+ * the waits stop, the loop takes the connection back and places a Write
+ * nobody polls for.
+ */
+START_TEST(manual_mode_a_cq_waiter_reads_its_own_connection)
+{
+	struct manual m;
+	struct e2e_side *c = &m.e.c, *s = &m.e.s;
+	struct runner r = { 0 };
+	struct iw_wc wc[8];
+	pthread_t loop, sender;
+	long long end;
+	int got = 0, reads;
+
+	manual_connect(&m);
+	manual_warm_up(&m);
+	for (int i = 0; i < WAITER_SENDS; i++)
+		post_recv(s->qp, s->buf + 64 * i, 64, s->mr->lkey,
+			  (uint64_t)i);
+	r.ctx = m.ctx[1];
+	ck_assert_int_eq(pthread_create(&loop, NULL, run_loop, &r), 0);
+	ck_assert_int_eq(iw_progress_cq(s->cq, 0), 0); /* takes it at once */
+	atomic_store(&counting_reads, true);
+	ck_assert_int_eq(pthread_create(&sender, NULL, send_slowly, &m), 0);
+	end = now_ms() + E2E_WAIT_MS;
+	while (got < WAITER_SENDS) {
+		int n = iw_poll_cq(s->cq, 8, wc);
+
+		ck_assert_int_ge(n, 0);
+		for (int k = 0; k < n; k++) {
+			ck_assert_int_eq(wc[k].status, IW_WC_SUCCESS);
+			ck_assert_uint_eq(wc[k].wr_id, (uint64_t)(got + k));
+		}
+		got += n;
+		require(now_ms() < end, "%d of %d Sends", got, WAITER_SENDS);
+		if (!n)
+			ck_assert_int_eq(iw_progress_cq(s->cq, 1000), 0);
+	}
+	pthread_join(sender, NULL);
+	atomic_store(&counting_reads, false);
+	ck_assert_mem_eq(s->buf, c->buf, 64 * WAITER_SENDS);
+	reads = atomic_load(&runner_reads);
+	ck_assert_msg(reads == 0, "the loop's thread made %d reads", reads);
+
+	/* no more waits: the loop's thread places the Write */
+	e2e_fill(c->buf, 4096, 99);
+	post_send(c->qp, IW_WR_RDMA_WRITE, c->buf, 4096, c->mr->lkey,
+		  (uintptr_t)s->buf, s->mr->rkey, 12);
+	for (end = now_ms() + E2E_WAIT_MS; memcmp(s->buf, c->buf, 4096);)
+		require(now_ms() < end, "the loop never took it back");
+	atomic_store(&r.stop, true);
+	pthread_join(loop, NULL);
+	manual_poll(&m, c->cq, wc, 1);
+	manual_close(&m);
 }
 END_TEST
 
@@ -1128,6 +1263,7 @@ static Suite *progress_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, manual_mode_moves_data_only_inside_the_callers_calls);
 	tcase_add_test(tc, manual_mode_blocking_calls_run_the_loop);
+	tcase_add_test(tc, manual_mode_a_cq_waiter_reads_its_own_connection);
 	tcase_add_test(tc, work_posted_behind_a_read_leaves_with_its_response);
 	tcase_add_test(tc, thread_mode_sends_what_waited_behind_a_read);
 	tcase_add_test(tc, threads_mode_carries_every_connection);

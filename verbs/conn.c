@@ -119,7 +119,8 @@ void conn_posted(struct iw_cm_id *id)
 
 		if (qp->recv_cq != qp->send_cq)
 			polls += cq_polls(qp->recv_cq);
-		burst = polls == id->polls_at_post;
+		/* a thread asleep on the CQ would send it only when it wakes */
+		burst = polls == id->polls_at_post && !progress_qp_waited(qp);
 		id->polls_at_post = polls;
 	}
 	if (tp_tx_waiting(&id->tp) && id->loop && id->loop->thread_running)

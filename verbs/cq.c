@@ -313,6 +313,14 @@ static unsigned char taken(struct cq_entry *e, bool careful)
 	return atomic_load_explicit(&e->state, memory_order_relaxed);
 }
 
+/* Whether a poll would find something: a completion, or the overrun. */
+bool cq_ready(struct iw_cq *cq)
+{
+	uint32_t pos = atomic_load_explicit(&cq->head, memory_order_relaxed);
+
+	return ready_from(cq, pos, 1) || atomic_load(&cq->overrun);
+}
+
 /*
  * Takes up to @max ready completions: the common path, no lock, no
  * syscall.  Called inside the CQ's grace section, as taken() needs.

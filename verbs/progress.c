@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -78,11 +79,14 @@ static int loop_init(struct progress_loop *l, struct event_base *app_base,
 	l->base = event_base_new();
 	if (!l->base)
 		return -ENOMEM;
+	/* threads waiting in iw_progress_cq() take connections in any mode */
+	l->reclaim = event_new(l->base, -1, EV_PERSIST, on_reclaim, l);
+	if (!l->reclaim)
+		return -ENOMEM;
 	if (!thread)
 		return 0;
 	l->stop_ev = event_new(l->base, -1, 0, stop_loop, l->base);
-	l->reclaim = event_new(l->base, -1, EV_PERSIST, on_reclaim, l);
-	if (!l->stop_ev || !l->reclaim)
+	if (!l->stop_ev)
 		return -ENOMEM;
 	rc = -pthread_create(&l->thread, NULL, loop_thread, l);
 	if (rc)
@@ -182,6 +186,8 @@ static bool qp_armed(const struct iw_qp *qp)
 	       atomic_load_explicit(&qp->recv_cq->armed, memory_order_relaxed);
 }
 
+static void take_over(struct progress_loop *l, struct iw_cm_id *id);
+
 /*
  * A thread that found its CQ empty, and had found it empty at its poll
  * before, has just moved the connection on (with its lock held).  Where a
@@ -203,6 +209,16 @@ void progress_polled(struct iw_cm_id *id)
 	id->app_polls++;
 	if (id->app_polled || !id->qp || qp_armed(id->qp))
 		return;
+	take_over(l, id);
+}
+
+/*
+ * The calling thread reads the connection from now on: the loop stops
+ * watching it until the reclaim timer finds it no longer polled.  With
+ * the connection's lock held.
+ */
+static void take_over(struct progress_loop *l, struct iw_cm_id *id)
+{
 	id->app_polled = true;
 	tp_set_polled(&id->tp, true);
 	pthread_mutex_lock(&l->owned_lock);
@@ -249,7 +265,8 @@ static void on_reclaim(evutil_socket_t fd, short what, void *arg)
 		next = id->owned_next;
 		if (pthread_mutex_trylock(&id->lock))
 			continue;
-		if (id->app_polls == id->app_polls_seen)
+		if (id->app_polls == id->app_polls_seen &&
+		    !(id->qp && progress_qp_waited(id->qp)))
 			give_back(id);
 		else
 			id->app_polls_seen = id->app_polls;
@@ -573,6 +590,130 @@ void progress_help(struct iw_cq *idle)
 		grace_exit(&cq->grace, g);
 	}
 	pthread_mutex_unlock(&ctx->cqs_lock);
+}
+
+/* ---- a thread that waits on a CQ of its own --------------------------- */
+
+/* Sockets one wait sleeps on at most; the CQ's other QPs stay the loop's. */
+#define CQ_WAIT_FDS 256
+/*
+ * The longest sleep between two looks at the CQ: what another thread
+ * completed on it meanwhile, QPs that came or went, a lock that was taken.
+ */
+#define CQ_WAIT_SLICE_MS 10
+
+/* Whether a thread sleeps in iw_progress_cq() on one of @qp's CQs. */
+bool progress_qp_waited(const struct iw_qp *qp)
+{
+	return atomic_load(&qp->send_cq->waiters) ||
+	       atomic_load(&qp->recv_cq->waiters);
+}
+
+/*
+ * Moves on each of the CQ's QPs in the calling thread and lists the
+ * sockets to sleep on in @p (at most @max), taking them from the loop
+ * where it can give them back.  Sets *@busy when a QP's lock was taken:
+ * its holder is at it, and the caller looks again soon.
+ */
+static nfds_t cq_watch(struct iw_cq *cq, struct pollfd *p, nfds_t max,
+		       bool *busy)
+{
+	unsigned int g = grace_enter(&cq->grace);
+	struct cq_qps *qps = atomic_load(&cq->qps);
+	nfds_t n = 0;
+
+	for (uint32_t i = 0; i < qps->n && n < max; i++) {
+		struct iw_qp *qp = qps->qp[i];
+		pthread_mutex_t *lk = atomic_load(&qp->lock);
+		struct iw_cm_id *id = NULL;
+
+		if (pthread_mutex_trylock(lk)) {
+			*busy = true;
+			continue;
+		}
+		if (lk == atomic_load(&qp->lock))
+			id = qp->id;
+		if (id)
+			conn_progress(id, false);
+		if (id && id->state == ID_CONNECTED && id->has_tp) {
+			p[n].events = tp_wait_events(&id->tp, &p[n].fd);
+			if (p[n].events) {
+				if (!id->app_polled && id->loop->reclaim)
+					take_over(id->loop, id);
+				id->app_polls++;
+				n++;
+			}
+		}
+		pthread_mutex_unlock(lk);
+	}
+	grace_exit(&cq->grace, g);
+	return n;
+}
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* Milliseconds left until @end (-1: no bound), at most @cap. */
+static int left_ms(long long end, int cap)
+{
+	long long left;
+
+	if (end < 0)
+		return cap;
+	left = end - now_ms();
+	return left <= 0 ? 0 : left < cap ? (int)left : cap;
+}
+
+/* Manual mode: one wakeup in MANUAL_LOOP_EVERY runs the loop too. */
+static bool loop_due(struct iw_cq *cq)
+{
+	return atomic_fetch_add(&cq->next_qp, 1) % MANUAL_LOOP_EVERY == 0;
+}
+
+int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
+{
+	struct pollfd p[CQ_WAIT_FDS + 1];
+	long long end;
+	nfds_t watched = 0;
+	bool manual;
+	int rc = 0;
+
+	if (!cq)
+		return -EINVAL;
+	manual = cq->ctx->mode == IW_PROGRESS_MANUAL;
+	end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	atomic_fetch_add(&cq->waiters, 1);
+	for (unsigned int look = 0;; look++) {
+		bool busy = false;
+		nfds_t n = cq_watch(cq, p, CQ_WAIT_FDS, &busy);
+		int ms;
+
+		/* a completion, or a connection that came or went */
+		if (cq_ready(cq) || (look && n != watched))
+			break;
+		watched = n;
+		ms = left_ms(end, busy ? 1 : CQ_WAIT_SLICE_MS);
+		if (!ms)
+			break;
+		/* manual mode: the handshakes, and connections nobody polls */
+		if (manual && (!n || loop_due(cq))) {
+			if (manual_run(cq->ctx, -1, n ? 0 : ms) && !n)
+				continue;
+		}
+		if (atomic_load(&cq->armed))
+			p[n++] = (struct pollfd){ cq->efd, POLLIN, 0 };
+		if (poll(p, n, ms) < 0 && errno != EINTR) {
+			rc = -errno;
+			break;
+		}
+	}
+	atomic_fetch_sub(&cq->waiters, 1);
+	return rc;
 }
 
 int iw_progress(struct iw_context *ctx, int timeout_ms)

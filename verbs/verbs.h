@@ -143,6 +143,7 @@ struct iw_cq {
 	atomic_bool solicited_only;
 	atomic_bool overrun;
 	atomic_bool tx_deferred; /* a QP's posted work waits for a poll */
+	atomic_uint waiters; /* threads asleep in iw_progress_cq() on it */
 	int efd; /* eventfd: readable after an armed completion */
 	pthread_mutex_t lock; /* reserved, orphans' walk, the QP list */
 	uint32_t reserved; /* work requests of attached QPs it must hold */
@@ -316,6 +317,7 @@ int cq_add_qp(struct iw_cq *cq, struct iw_qp *qp);
 void cq_remove_qp(struct iw_cq *cq, struct iw_qp *qp);
 void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp);
 uint32_t cq_polls(struct iw_cq *cq);
+bool cq_ready(struct iw_cq *cq);
 
 /* progress.c */
 int progress_start(struct iw_context *ctx, const struct iw_context_attr *attr);
@@ -331,6 +333,7 @@ void progress_flush(struct iw_cq *cq);
 void progress_help(struct iw_cq *idle);
 int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms);
 void progress_quiesce_qp(struct iw_qp *qp);
+bool progress_qp_waited(const struct iw_qp *qp);
 
 /* qp.c */
 pthread_mutex_t *qp_lock(struct iw_qp *qp);

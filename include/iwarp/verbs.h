@@ -209,6 +209,14 @@ int iw_cq_fd(struct iw_cq *cq);
 int iw_req_notify_cq(struct iw_cq *cq, int solicited_only);
 int iw_get_cq_event(struct iw_cq *cq, void **cq_context);
 void iw_ack_cq_events(struct iw_cq *cq, unsigned int nevents);
+/*
+ * Moves the CQ's QPs on in the calling thread and sleeps on their own
+ * sockets, at most @timeout_ms (-1: no bound), until a completion is on
+ * the CQ or a connection of it has come or gone.  Threads that each wait
+ * on a CQ of their own this way share no loop and no lock.  Returns 0 or
+ * a negative errno-style code.  (libiwarp 0.2)
+ */
+int iw_progress_cq(struct iw_cq *cq, int timeout_ms);
 const char *iw_wc_status_str(enum iw_wc_status status);
 
 /* ---- queue pairs ---------------------------------------------------- */
