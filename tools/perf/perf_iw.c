@@ -423,9 +423,10 @@ int perf_check_cm(struct perf_dev *d, unsigned int flags)
  * Up to @max completions, waiting at most @ms for the first: by polling
  * (yielding the CPU between looks, so the progress threads run on a
  * small machine) or, with --event or PERF_WAIT_SLEEP, asleep on the CQ's
- * descriptor.  Returns the count, 0 on timeout, -1 when a connection
- * failed (said why), -2 when every connection has closed cleanly and
- * PERF_WAIT_CLOSING allows it.
+ * descriptor (PERF_WAIT_SLEEP in manual mode: in iw_progress_cq(), on
+ * the CQ's own sockets).  Returns the count, 0 on timeout, -1 when a
+ * connection failed (said why), -2 when every connection has closed
+ * cleanly and PERF_WAIT_CLOSING allows it.
  */
 int perf_poll(struct perf_dev *d, struct iw_wc *wc, int max, int ms,
 	      unsigned int flags)
@@ -440,7 +441,18 @@ int perf_poll(struct perf_dev *d, struct iw_wc *wc, int max, int ms,
 		return n < 0 ? perf_fail("poll: %s", iw_strerror(n)) : n;
 	end = tool_now_us() + ms * 1000.0;
 	for (unsigned int round = 1;; round++) {
-		if (sleep) {
+		if (sleep && !d->o->event &&
+		    d->o->progress == IW_PROGRESS_MANUAL) {
+			/* on the CQ's own sockets: --threads share no loop */
+			int left = (int)((end - tool_now_us()) / 1000) + 1;
+
+			rc = iw_progress_cq(d->cq, left > 100 ? 100 : left);
+			if (rc < 0)
+				return perf_fail("wait: %s", iw_strerror(rc));
+			rc = take_cm(d, closing);
+			if (rc)
+				return rc;
+		} else if (sleep) {
 			/* a watched channel is another thread's to look at */
 			struct pollfd p[2] = {
 				{ iw_cq_fd(d->cq), POLLIN, 0 },
