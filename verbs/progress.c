@@ -638,7 +638,8 @@ static nfds_t cq_watch(struct iw_cq *cq, struct pollfd *p, nfds_t max,
 		if (id && id->state == ID_CONNECTED && id->has_tp) {
 			p[n].events = tp_wait_events(&id->tp, &p[n].fd);
 			if (p[n].events) {
-				if (!id->app_polled && id->loop->reclaim)
+				if (!id->app_polled && id->loop &&
+				    id->loop->reclaim)
 					take_over(id->loop, id);
 				id->app_polls++;
 				n++;
@@ -690,8 +691,8 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 	atomic_fetch_add(&cq->waiters, 1);
 	for (unsigned int look = 0;; look++) {
 		bool busy = false;
-		nfds_t n = cq_watch(cq, p, CQ_WAIT_FDS, &busy);
-		int ms;
+		nfds_t n = cq_watch(cq, p, CQ_WAIT_FDS, &busy), efd_at = n;
+		int ms, r;
 
 		/* a completion, or a connection that came or went */
 		if (cq_ready(cq) || (look && n != watched))
@@ -707,10 +708,14 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 		}
 		if (atomic_load(&cq->armed))
 			p[n++] = (struct pollfd){ cq->efd, POLLIN, 0 };
-		if (poll(p, n, ms) < 0 && errno != EINTR) {
+		r = poll(p, n, ms);
+		if (r < 0 && errno != EINTR) {
 			rc = -errno;
 			break;
 		}
+		/* the armed CQ's event is the caller's to take */
+		if (r > 0 && efd_at < n && p[efd_at].revents)
+			break;
 	}
 	atomic_fetch_sub(&cq->waiters, 1);
 	return rc;
