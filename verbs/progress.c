@@ -5,11 +5,12 @@
  * in the calling thread and runs the receive path right there, as
  * libfabric's and UCX's TCP transports do.  Each connection's lock is
  * only tried: whoever holds it is making progress already, and nobody
- * waits for it.  Behind that, the context's event loops run the rest
- * (listeners, MPA handshakes, timers, sockets that were full, and
- * connections nobody polls): dispatched by library threads, by the
- * application's own event_base, or in manual mode by the application's
- * waiting calls.
+ * waits for it.  A thread that waits on a CQ of its own sleeps on those
+ * sockets alone (iw_progress_cq()).  Behind that, the context's event
+ * loops run the rest (listeners, MPA handshakes, timers, sockets that
+ * were full, and connections nobody polls): dispatched by library
+ * threads, by the application's own event_base, or in manual mode by the
+ * application's waiting calls.
  */
 #include <errno.h>
 #include <fcntl.h>

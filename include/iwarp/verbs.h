@@ -212,9 +212,10 @@ void iw_ack_cq_events(struct iw_cq *cq, unsigned int nevents);
 /*
  * Moves the CQ's QPs on in the calling thread and sleeps on their own
  * sockets, at most @timeout_ms (-1: no bound), until a completion is on
- * the CQ or a connection of it has come or gone.  Threads that each wait
- * on a CQ of their own this way share no loop and no lock.  Returns 0 or
- * a negative errno-style code.  (libiwarp 0.2)
+ * the CQ, a connection of it has come or gone, or the armed CQ's event
+ * has fired.  Threads that each wait on a CQ of their own this way share
+ * no loop and no lock.  Returns 0 or a negative errno-style code.
+ * (libiwarp 0.2)
  */
 int iw_progress_cq(struct iw_cq *cq, int timeout_ms);
 const char *iw_wc_status_str(enum iw_wc_status status);
