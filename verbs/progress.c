@@ -478,17 +478,30 @@ void progress_quiesce_qp(struct iw_qp *qp)
 }
 
 /*
- * Moves @qp's stream on in the calling thread, unless another thread is
- * at it.  The QP's lock may change (it follows the connection) while we
- * try it: a lock that is no longer the QP's is let go.
+ * @qp's lock, held, or NULL when another thread holds it.  The lock may
+ * change (it follows the connection) while we try it: one that is no
+ * longer the QP's is let go.
  */
-static void progress_qp(struct iw_qp *qp, bool waiting)
+static inline pthread_mutex_t *qp_trylock(struct iw_qp *qp)
 {
 	pthread_mutex_t *l = atomic_load(&qp->lock);
 
 	if (pthread_mutex_trylock(l))
+		return NULL;
+	if (l == atomic_load(&qp->lock))
+		return l;
+	pthread_mutex_unlock(l);
+	return NULL;
+}
+
+/* Moves @qp's stream on in the calling thread, unless another is at it. */
+static void progress_qp(struct iw_qp *qp, bool waiting)
+{
+	pthread_mutex_t *l = qp_trylock(qp);
+
+	if (!l)
 		return;
-	if (l == atomic_load(&qp->lock) && qp->id)
+	if (qp->id)
 		conn_progress(qp->id, waiting);
 	pthread_mutex_unlock(l);
 }
@@ -625,15 +638,14 @@ static nfds_t cq_watch(struct iw_cq *cq, struct pollfd *p, nfds_t max,
 
 	for (uint32_t i = 0; i < qps->n && n < max; i++) {
 		struct iw_qp *qp = qps->qp[i];
-		pthread_mutex_t *lk = atomic_load(&qp->lock);
-		struct iw_cm_id *id = NULL;
+		pthread_mutex_t *lk = qp_trylock(qp);
+		struct iw_cm_id *id;
 
-		if (pthread_mutex_trylock(lk)) {
+		if (!lk) {
 			*busy = true;
 			continue;
 		}
-		if (lk == atomic_load(&qp->lock))
-			id = qp->id;
+		id = qp->id;
 		if (id)
 			conn_progress(id, false);
 		if (id && id->state == ID_CONNECTED && id->has_tp) {
