@@ -479,6 +479,7 @@ START_TEST(manual_mode_a_cq_waiter_reads_its_own_connection)
 	long long end;
 	int got = 0, reads;
 
+	ck_assert_int_eq(iw_progress_cq(NULL, 0), -EINVAL);
 	manual_connect(&m);
 	manual_warm_up(&m);
 	for (int i = 0; i < WAITER_SENDS; i++)
