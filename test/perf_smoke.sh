@@ -2,8 +2,9 @@
 # iwarp-perf runs every pattern end to end and reports what it moved: one
 # JSON row per run (read by jq) whose counts match the request and whose
 # figures are all positive, TCP figures beside them and their ratio, the
-# CPU time of each side; the same with a thread per QP (--threads); a
-# server that is not there fails fast with a reason.
+# CPU time of each side; the same with a thread per QP (--threads) and
+# in slices that alternate the stacks (--slices); a server that is not
+# there fails fast with a reason.
 # (Speed is not judged here: that is what the tool is for.)
 set -eu
 
@@ -88,6 +89,43 @@ rc=$?
 set -e
 [ "$rc" -eq 2 ] && grep -q "atomic works on 8 octets" "$work/err" ||
 	fail "-t atomic -s 16: exit $rc: $(cat "$work/err")"
+
+# --slices: the two stacks take turns, slice by slice: TCP repeats each
+# of libiwarp's slices, count for count, and starts only once it is over;
+# the row is their sum.  The same with a thread per QP.
+for threads in "" "--threads 2"; do
+	out="$work/slices.json"
+	# shellcheck disable=SC2086 # "--threads 2" is two words
+	timeout 120 "$perf" --loopback --tcp --json -m bw -t write -s "$size" \
+		--duration 0.8 --slices 4 $threads >"$out" ||
+		fail "--slices $threads: exit $?"
+	perf_rows_ok "$out"
+	jq -e '(.slices | length) == 4 and (.tcp.slices | length) == 4 and
+		([.slices[].iterations] | add) == .iterations and
+		[.slices[].iterations] == [.tcp.slices[].iterations] and
+		.tcp.iterations == .iterations and
+		all(.slices[]; .iterations > 0) and
+		([range(4) as $k | .slices[$k].monotonic_s[1] <=
+			.tcp.slices[$k].monotonic_s[0]] | all) and
+		([range(3) as $k | .tcp.slices[$k].monotonic_s[1] <=
+			.slices[$k + 1].monotonic_s[0]] | all) and
+		.cpu.monotonic_s[0] == .slices[0].monotonic_s[0] and
+		.cpu.monotonic_s[1] == .slices[3].monotonic_s[1]' "$out" \
+		>/dev/null || fail "--slices $threads: $(cat "$out")"
+done
+# a row without --slices is one step of each, and says nothing of slices
+jq -e '.slices == null and .tcp.slices == null' "$work/bw-write.json" \
+	>/dev/null || fail "an unsliced row: $(cat "$work/bw-write.json")"
+for bad in "--slices 4" "--slices 4 --tcp" "--tcp --duration 0.3 --slices 4" \
+	"--tcp --duration 1 --slices 0" "--tcp --duration 10 --slices 65"; do
+	set +e
+	# shellcheck disable=SC2086
+	"$perf" --loopback $bad 2>"$work/err"
+	rc=$?
+	set -e
+	[ "$rc" -eq 2 ] && grep -q "slice" "$work/err" ||
+		fail "$bad: exit $rc: $(cat "$work/err")"
+done
 
 # perftest's exchange (--perftest), both ends ours: every test it knows
 for mode in bw lat; do

@@ -130,7 +130,7 @@ perf_rows_ok() {
 	def cpu0: . == null or .s_per_gb == 0;
 	type == "object" and good and
 		((has("tcp") | not) or ((.tcp | good) and (.ratio | pos) and
-			(.cpu == null or .tcp.cpu == null or
+			(.cpu == null or .tcp.cpu == null or .slices != null or
 			 .tcp.cpu.monotonic_s[0] >= .cpu.monotonic_s[1]) and
 			(.mode != "lat" or (.ratio_p99 | pos)) and
 			(if (.cpu | cpu0) or (.tcp.cpu | cpu0)

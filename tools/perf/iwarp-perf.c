@@ -40,20 +40,49 @@ uint64_t perf_default_iters(const struct perf_opts *o, size_t size)
 
 /* ---- the client's run ---------------------------------------------------- */
 
-/* Every size: the libiwarp step, the TCP step that repeats it, a row. */
+/*
+ * One slice of a size: the libiwarp step, then the TCP step that repeats
+ * its counts; each adds to its row.
+ */
+static int run_slice(struct perf_client *c, struct perf_tcp *t, size_t size,
+		     uint64_t iters, struct perf_result *r,
+		     struct perf_result *tr)
+{
+	uint64_t per_qp[PERF_MAX_QPS];
+	struct perf_result part = { 0 };
+	struct perf_mark mark;
+	int rc;
+
+	perf_mark_now(&mark);
+	rc = perf_client_step(c, size, iters, &part, per_qp);
+	perf_slice_end(r, &mark, part.iters);
+	perf_add_counts(r, &part);
+	if (rc || !t)
+		return rc;
+	part = (struct perf_result){ 0 };
+	perf_mark_now(&mark);
+	rc = perf_tcp_step(t, size, per_qp, &part);
+	perf_slice_end(tr, &mark, part.iters);
+	perf_add_counts(tr, &part);
+	return rc;
+}
+
+/* Every size: its slices (one unless --slices), a row. */
 static int run_client(struct perf_opts *o, const char *tcp_port,
 		      struct perf_idle *idle)
 {
 	struct perf_client *c = NULL;
 	struct perf_tcp *t = NULL;
-	uint64_t per_qp[PERF_MAX_QPS];
 	size_t size = o->sweep ? PERF_SWEEP_MIN : o->size;
 	char conn[192], words[256], idle_json[512];
+	/* the client runs each slice for its share of the duration */
+	struct perf_opts slice = *o;
 	int rc;
 
 	if (o->threads)
 		return perf_threads_run(o, tcp_port, idle);
-	rc = perf_client_open(&c, o, idle);
+	slice.duration = o->duration / o->slices;
+	rc = perf_client_open(&c, &slice, idle);
 	if (!rc && o->tcp)
 		rc = perf_tcp_open(&t, o, o->host, tcp_port);
 	if (!rc) {
@@ -69,17 +98,10 @@ static int run_client(struct perf_opts *o, const char *tcp_port,
 		uint64_t iters = o->duration ? 0
 				 : o->iters  ? o->iters
 					     : perf_default_iters(o, size);
-		struct perf_mark mark;
 
 		r.extra_json = idle ? idle_json : NULL;
-		perf_mark_now(&mark);
-		rc = perf_client_step(c, size, iters, &r, per_qp);
-		perf_cpu_since(&r, &mark);
-		if (!rc && t) {
-			perf_mark_now(&mark);
-			rc = perf_tcp_step(t, size, per_qp, &tr);
-			perf_cpu_since(&tr, &mark);
-		}
+		for (uint32_t k = 0; !rc && k < o->slices; k++)
+			rc = run_slice(c, t, size, iters, &r, &tr);
 		if (!rc)
 			perf_report_row(o, size, &r, t ? &tr : NULL);
 		tool_stats_free(&r.lat);
@@ -181,6 +203,11 @@ static void usage(FILE *f)
 "                           100000 rate, 1000 lat, cut to 1 GiB / size but\n"
 "                           not below 100)\n"
 "      --duration SECONDS   run each size this long instead\n"
+"      --slices N           with --duration and --tcp: run each size as N\n"
+"                           slices, libiwarp's then TCP's, one after the\n"
+"                           other (each at least 0.1 s; 1 to %u), so that\n"
+"                           both stacks see the machine as it drifts; the\n"
+"                           row adds the slices up (1: no slicing)\n"
 "  -q, --qps N              connections in parallel, results summed (1;\n"
 "                           at most %u)\n"
 "      --threads N          N connections, each driven by a thread of its\n"
@@ -225,13 +252,14 @@ static void usage(FILE *f)
 "      --max-size SIZE      server: largest buffer it registers (1g)\n"
 "  -d, --debug              libiwarp's debug log on stderr\n"
 "  -h, --help\n",
-		PERF_MAX_QPS, PERF_MAX_THREADS, PERF_MAX_IDLE);
+		PERF_MAX_SLICES, PERF_MAX_QPS, PERF_MAX_THREADS, PERF_MAX_IDLE);
 }
 
 enum {
 	OPT_DURATION = 256, OPT_CRC, OPT_MARKERS, OPT_MPA_REV, OPT_TCP,
 	OPT_JSON, OPT_LOOPBACK, OPT_TIMEOUT, OPT_MAX_SIZE, OPT_PERFTEST,
 	OPT_RX_DEPTH, OPT_PROGRESS, OPT_THREADS, OPT_IDLE, OPT_WATCH_ONLY,
+	OPT_SLICES,
 };
 
 static const struct option longopts[] = {
@@ -241,6 +269,7 @@ static const struct option longopts[] = {
 	{ "all", no_argument, NULL, 'a' },
 	{ "iters", required_argument, NULL, 'n' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "slices", required_argument, NULL, OPT_SLICES },
 	{ "qps", required_argument, NULL, 'q' },
 	{ "depth", required_argument, NULL, 'D' },
 	{ "port", required_argument, NULL, 'p' },
@@ -345,6 +374,11 @@ static int take_option(struct perf_opts *o, int opt, const char *arg,
 		o->duration = strtod(arg, NULL);
 		if (!(o->duration > 0 && o->duration <= 86400))
 			return bad("bad duration %s", arg);
+		break;
+	case OPT_SLICES:
+		if (!parse_num(arg, 1, PERF_MAX_SLICES, &v))
+			return bad("--slices takes 1 to %u", PERF_MAX_SLICES);
+		o->slices = (uint32_t)v;
 		break;
 	case 'q':
 		if (!parse_num(arg, 1, PERF_MAX_QPS, &v))
@@ -470,6 +504,13 @@ static int settle(struct perf_opts *o, bool size_set, bool depth_set,
 		return bad("-a and -s exclude each other");
 	if (o->iters && o->duration)
 		return bad("-n and --duration exclude each other");
+	if (o->slices > 1 && !(o->duration && o->tcp))
+		return bad("--slices alternates the two stacks: --duration and "
+			   "--tcp");
+	if (o->slices > 1 && o->duration / o->slices < PERF_MIN_SLICE_S)
+		return bad("--slices %u: a slice of %.3g s is under %.1f s",
+			   o->slices, o->duration / o->slices,
+			   PERF_MIN_SLICE_S);
 	if (o->test == PERF_ATOMIC && (o->sweep || (size_set && o->size != 8)))
 		return bad("an atomic works on 8 octets: no -a, -s only 8");
 	if (o->test == PERF_ATOMIC)
@@ -510,7 +551,7 @@ static int settle(struct perf_opts *o, bool size_set, bool depth_set,
 int main(int argc, char **argv)
 {
 	struct perf_opts o = {
-		.qps = 1, .depth = 128, .port = PERF_PORT,
+		.qps = 1, .depth = 128, .port = PERF_PORT, .slices = 1,
 		.timeout_ms = DEFAULT_TIMEOUT_MS, .max_size = PERF_SERVER_MAX,
 	};
 	bool size_set = false, depth_set = false, qps_set = false;

@@ -27,6 +27,8 @@
 #define PERF_MAX_IDLE 100000
 #define PERF_MAX_DEPTH 16383 /* the RFC 6581 IRD/ORD limit bounds Reads */
 #define PERF_SERVER_MAX (1ull << 30) /* --max-size default */
+#define PERF_MAX_SLICES 64
+#define PERF_MIN_SLICE_S 0.1 /* a slice is long beside a pipeline's start */
 
 enum perf_mode { PERF_BW, PERF_LAT, PERF_RATE };
 enum perf_test {
@@ -67,6 +69,7 @@ struct perf_opts {
 	bool sweep;
 	uint64_t iters;	   /* per QP; 0: the default for the size */
 	double duration;   /* seconds per size; 0: count iterations */
+	uint32_t slices;   /* --slices: the two stacks' steps alternate */
 	uint32_t qps, depth;
 	uint32_t threads;  /* --threads: QPs, one application thread each */
 	uint32_t idle;	   /* --idle: idle QPs connected beside the busy ones */
@@ -86,6 +89,12 @@ struct perf_opts {
 	const atomic_bool *client_gone;
 };
 
+/* One slice of a step (--slices): its bounds and the operations in it. */
+struct perf_slice {
+	double from_s, to_s;
+	uint64_t iters;
+};
+
 /* One pattern's outcome: counted from completions, timed on CLOCK_MONOTONIC. */
 struct perf_result {
 	uint64_t iters; /* operations completed, all QPs */
@@ -97,6 +106,9 @@ struct perf_result {
 	double cpu_user, cpu_sys;
 	/* the step's bounds on CLOCK_MONOTONIC, seconds (perf record -k) */
 	double from_s, to_s;
+	/* the step's slices, in the order they ran */
+	uint32_t n_slices;
+	struct perf_slice slice[PERF_MAX_SLICES];
 	/*
 	 * --threads: rates are the sum of each thread's, latency figures the
 	 * median of each thread's (lat above is then empty)
@@ -116,8 +128,14 @@ struct perf_mark {
 };
 
 void perf_mark_now(struct perf_mark *m);
-/* Adds the CPU time since @m to @r, and sets the step's bounds. */
-void perf_cpu_since(struct perf_result *r, const struct perf_mark *m);
+/*
+ * A slice of @r's step ran from @m until now and completed @iters
+ * operations: its CPU time adds to @r's, its bounds widen @r's.
+ */
+void perf_slice_end(struct perf_result *r, const struct perf_mark *m,
+		    uint64_t iters);
+/* A slice's operations, octets, seconds and samples, @part's, into @into. */
+void perf_add_counts(struct perf_result *into, struct perf_result *part);
 
 int perf_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Operations per QP for @size when neither -n nor --duration says. */

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "perf.h"
@@ -70,7 +71,8 @@ void perf_mark_now(struct perf_mark *m)
 	m->at = tool_now_us() / 1e6;
 }
 
-void perf_cpu_since(struct perf_result *r, const struct perf_mark *m)
+void perf_slice_end(struct perf_result *r, const struct perf_mark *m,
+		    uint64_t iters)
 {
 	struct perf_mark now;
 
@@ -78,8 +80,40 @@ void perf_cpu_since(struct perf_result *r, const struct perf_mark *m)
 	r->have_cpu = true;
 	r->cpu_user += now.user - m->user;
 	r->cpu_sys += now.sys - m->sys;
-	r->from_s = m->at;
+	if (!r->n_slices)
+		r->from_s = m->at;
 	r->to_s = now.at;
+	if (r->n_slices < PERF_MAX_SLICES)
+		r->slice[r->n_slices++] =
+			(struct perf_slice){ m->at, now.at, iters };
+}
+
+/* @from's samples after @into's; @from is left empty. */
+static void stats_move(struct tool_stats *into, struct tool_stats *from)
+{
+	if (!into->n) { /* the first slice's: taken whole */
+		tool_stats_free(into);
+		*into = *from;
+		*from = (struct tool_stats){ 0 };
+		return;
+	}
+	perf_stats_reserve(into, into->n + from->n);
+	if (into->cap >= into->n + from->n) {
+		memcpy(into->v + into->n, from->v, from->n * sizeof(*from->v));
+		into->n += from->n;
+	} else { /* no room in one piece: tool_stats_add() grows it */
+		for (size_t i = 0; i < from->n; i++)
+			tool_stats_add(into, from->v[i]);
+	}
+	tool_stats_free(from);
+}
+
+void perf_add_counts(struct perf_result *into, struct perf_result *part)
+{
+	into->iters += part->iters;
+	into->bytes += part->bytes;
+	into->seconds += part->seconds;
+	stats_move(&into->lat, &part->lat);
 }
 
 /* The figures of a merged result (--threads): computed by its threads. */
@@ -278,6 +312,10 @@ void perf_report_header(const struct perf_opts *o, const char *conn_words,
 		       o->mode == PERF_LAT
 			       ? "libiwarp p50 latency / TCP p50 latency"
 			       : "libiwarp Gbit/s / TCP Gbit/s");
+	if (o->slices > 1)
+		printf("# slices: %u a size, each %.3g s of libiwarp, then TCP "
+		       "for as many operations; the row adds them up\n",
+		       o->slices, o->duration / o->slices);
 	printf("%10s %10s %9s %8s %9s %9s %9s %9s", "#bytes", "#iters",
 	       "Gbit/s", "Mmsg/s", "avg", "p50", "p99", "CPU s/GB");
 	if (o->tcp)
@@ -312,6 +350,19 @@ static void json_cpu(const struct perf_opts *o, const struct figures *f)
 	       f->from_s, f->to_s);
 }
 
+/* --slices: each slice of the step, in the order they ran. */
+static void json_slices(const struct perf_opts *o, const struct perf_result *r)
+{
+	if (o->slices < 2)
+		return;
+	printf(",\"slices\":[");
+	for (uint32_t k = 0; k < r->n_slices; k++)
+		printf("%s{\"monotonic_s\":[%.6f,%.6f],\"iterations\":%llu}",
+		       k ? "," : "", r->slice[k].from_s, r->slice[k].to_s,
+		       (unsigned long long)r->slice[k].iters);
+	printf("]");
+}
+
 /* A ratio, or null where there is none. */
 static void json_ratio(const char *key, double v)
 {
@@ -334,6 +385,7 @@ static void json_row(const struct perf_opts *o, size_t size,
 	       (unsigned long long)iw->bytes, iw->seconds, f->gbps, f->mmsgps);
 	json_lat(f);
 	json_cpu(o, f);
+	json_slices(o, iw);
 	if (iw->extra_json)
 		printf(",%s", iw->extra_json);
 	if (tcp) {
@@ -344,6 +396,7 @@ static void json_row(const struct perf_opts *o, size_t size,
 		       t->mmsgps);
 		json_lat(t);
 		json_cpu(o, t);
+		json_slices(o, tcp);
 		printf("},\"ratio\":%.4f,\"ratio_of\":\"%s\"", ratio(o, f, t),
 		       o->mode == PERF_LAT ? "lat_p50" : "gbps");
 		if (o->mode == PERF_LAT)

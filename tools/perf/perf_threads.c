@@ -22,8 +22,8 @@
 struct lane {
 	struct perf_client *c;
 	struct perf_tcp *t;
-	struct perf_result r, tr;
-	uint64_t count; /* operations its QP did: its TCP socket repeats them */
+	struct perf_result r, tr; /* the size's slices, added up */
+	uint64_t count; /* operations its QP did in the slice: TCP repeats them */
 	size_t size;
 	uint64_t iters;
 	pthread_t th;
@@ -53,16 +53,20 @@ void perf_start_wait(struct perf_start *s, uint64_t *steps)
 static void *iw_lane(void *arg)
 {
 	struct lane *l = arg;
+	struct perf_result part = { 0 };
 
-	l->rc = perf_client_step(l->c, l->size, l->iters, &l->r, &l->count);
+	l->rc = perf_client_step(l->c, l->size, l->iters, &part, &l->count);
+	perf_add_counts(&l->r, &part);
 	return NULL;
 }
 
 static void *tcp_lane(void *arg)
 {
 	struct lane *l = arg;
+	struct perf_result part = { 0 };
 
-	l->rc = perf_tcp_step(l->t, l->size, &l->count, &l->tr);
+	l->rc = perf_tcp_step(l->t, l->size, &l->count, &part);
+	perf_add_counts(&l->tr, &part);
 	return NULL;
 }
 
@@ -89,13 +93,40 @@ static int on_every_lane(struct threads *t, void *(*fn)(void *))
 	return rc;
 }
 
-/* One size on every lane, libiwarp then TCP; a row. */
+/*
+ * Every lane runs @fn at once: one slice of one stack's step, whose
+ * bounds, CPU time and operation count go to @row.
+ */
+static int slice(struct threads *t, void *(*fn)(void *),
+		 struct perf_result *row)
+{
+	struct perf_mark mark;
+	uint64_t iters = 0;
+	int rc;
+
+	perf_mark_now(&mark);
+	rc = on_every_lane(t, fn);
+	for (uint32_t i = 0; i < t->n; i++)
+		iters += t->lane[i].count;
+	perf_slice_end(row, &mark, iters);
+	return rc;
+}
+
+/* The lanes' results of one stack as its row. */
+static void merge_lanes(struct threads *t, struct perf_result *row,
+			struct perf_result *parts, bool tcp)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		parts[i] = tcp ? t->lane[i].tr : t->lane[i].r;
+	perf_merge(row, parts, t->n);
+}
+
+/* One size on every lane, libiwarp then TCP, slice by slice; a row. */
 static int step(struct threads *t, size_t size, uint64_t iters)
 {
 	struct perf_result r = { 0 }, tr = { 0 };
 	struct perf_result *parts = calloc(t->n, sizeof(*parts));
-	struct perf_mark mark;
-	int rc;
+	int rc = 0;
 
 	if (!parts)
 		return perf_fail("out of memory");
@@ -107,20 +138,14 @@ static int step(struct threads *t, size_t size, uint64_t iters)
 		l->size = size;
 		l->iters = iters;
 	}
-	perf_mark_now(&mark);
-	rc = on_every_lane(t, iw_lane);
-	perf_cpu_since(&r, &mark);
-	for (uint32_t i = 0; i < t->n; i++)
-		parts[i] = t->lane[i].r;
-	perf_merge(&r, parts, t->n);
-	if (!rc && t->o->tcp) {
-		perf_mark_now(&mark);
-		rc = on_every_lane(t, tcp_lane);
-		perf_cpu_since(&tr, &mark);
-		for (uint32_t i = 0; i < t->n; i++)
-			parts[i] = t->lane[i].tr;
-		perf_merge(&tr, parts, t->n);
+	for (uint32_t k = 0; !rc && k < t->o->slices; k++) {
+		rc = slice(t, iw_lane, &r);
+		if (!rc && t->o->tcp)
+			rc = slice(t, tcp_lane, &tr);
 	}
+	merge_lanes(t, &r, parts, false);
+	if (t->o->tcp)
+		merge_lanes(t, &tr, parts, true);
 	if (!rc)
 		perf_report_row(t->o, size, &r, t->o->tcp ? &tr : NULL);
 	for (uint32_t i = 0; i < t->n; i++) {
@@ -184,6 +209,7 @@ int perf_threads_run(const struct perf_opts *o, const char *tcp_port,
 	int rc;
 
 	t.one.qps = 1;
+	t.one.duration = o->duration / o->slices; /* a lane's step: a slice */
 	rc = open_lanes(&t, tcp_port);
 	if (!rc) {
 		perf_client_header(t.lane[0].c, conn, sizeof(conn));
