@@ -32,7 +32,10 @@ def target($row):
 "Measured \(.host.date) on \(.host.cores) cores, \(.host.cpu), \(.host.kernel), " +
 "TCP congestion control \(.host.tcp_congestion_control // "?") " +
 "(load \(.host.load_at_start) at the start; revision \(.host.revision)); " +
-"\(.rounds) rounds of \(.duration_s) s runs, `iwarp-perf --loopback --tcp`, " +
+"\(.rounds) rounds of \(.duration_s) s runs, `iwarp-perf --loopback --tcp`" +
+(if (.slices // 1) > 1
+ then " in \(.slices) slices that alternate libiwarp and TCP (`--slices \(.slices)`)"
+ else "" end) + ", " +
 "\(.seconds) s in all.  Each cell is the median over the rounds of the " +
 "ratio libiwarp / TCP measured in one run (libiwarp's and TCP's own " +
 "figures in brackets, also medians); latency ratios are better low, " +

@@ -134,6 +134,7 @@ def perftests:
 	 perftest_row("8 B RDMA Read latency (ib_read_lat)"; "pt_read_lat"; "lat_read"; true)];
 
 {host: $host, seconds: $seconds, rounds: $runs, duration_s: $duration,
+ slices: ([$raw[] | .slices // empty | length] | max // 1),
  idle_qps: ([$raw[] | .idle.qps // empty] | first),
  rows: [$spec[0][] | . as $s |
 	select(any($raw[]; .bench.id == $s.run)) | summary(.)],

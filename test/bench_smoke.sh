@@ -75,6 +75,24 @@ jq -r -f "$top_srcdir/scripts/bench-md.jq" "$work/rounds.json" \
 grep -q '^| 8 B Send ping-pong latency, p50 | .* | 1.1 manual (1–1.2) | ' \
 	"$work/rounds.md" || fail "three rounds' row: $(grep p50 "$work/rounds.md")"
 
+# rows run in slices (BENCH_DURATION of half a second or more): the
+# table's header says how many
+jq -c '.slices = [range(8) | {monotonic_s: [0, 0], iterations: 1}]' \
+	"$work/rounds.jsonl" >"$work/sliced.jsonl"
+jq -s --slurpfile spec "$out/rows.json" --argjson host '{}' \
+	--argjson seconds 1 --argjson runs 3 --argjson duration 2 \
+	-f "$top_srcdir/scripts/bench.jq" "$work/sliced.jsonl" \
+	>"$work/sliced.json" || fail "bench.jq over sliced rows"
+jq -e '.slices == 8' "$work/sliced.json" >/dev/null &&
+	jq -e '.slices == 1' "$work/rounds.json" >/dev/null ||
+	fail "slices: $(jq -c .slices "$work/sliced.json" "$work/rounds.json")"
+# shellcheck disable=SC2016 # the backquotes are Markdown's
+jq -r -f "$top_srcdir/scripts/bench-md.jq" "$work/sliced.json" |
+	grep -q ' in 8 slices that alternate libiwarp and TCP (`--slices 8`), ' ||
+	fail "the sliced table's header: $(jq -r -f "$top_srcdir/scripts/bench-md.jq" "$work/sliced.json" | head -n 1)"
+! grep -q 'slices' "$work/rounds.md" ||
+	fail "an unsliced table speaks of slices: $(head -n 1 "$work/rounds.md")"
+
 # Markdown: a line per row after the header, and the same in the README
 [ "$(grep -c '^| ' "$work/stdout")" -eq 10 ] ||
 	fail "table: $(cat "$work/stdout")"
