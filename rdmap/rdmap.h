@@ -312,6 +312,9 @@ struct rdmap_fpdu {
 	uint32_t ird_done; /* inbound Reads whose response ends here */
 	bool terminate;
 	bool crc_stale;
+	/* SQ indexes from completes_sq on that it finishes: more than one
+	 * for a run of small FPDUs staged end to end (tx.c, join_run()) */
+	uint32_t sq_count;
 	uint8_t hdr[RDMAP_MAX_HDR_LEN];
 	struct mpa_tx_frame frame;
 };

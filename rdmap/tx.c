@@ -477,6 +477,37 @@ static int point_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
 	return 0;
 }
 
+/*
+ * A staged FPDU that finishes the SQ request after the last one the
+ * newest record finishes, and lies right after that record in the ring,
+ * joins it instead of taking a record of its own: a stream of small
+ * messages is then gathered, written and retired a run at a time, not
+ * one record per message.  Not with markers (rdmap_tx_reset() finds the
+ * FPDUs of a run by their ULPDU_LENGTH fields).
+ */
+static bool join_run(struct rdmap_qp *qp, const struct rdmap_fpdu *fp)
+{
+	struct rdmap_fpdu *run;
+	const uint8_t *end;
+
+	if (!qp->fpdu_count || fp->completes_sq < 0 || qp->conn.markers_tx)
+		return false;
+	run = fpdu_at(qp, qp->fpdu_head + qp->fpdu_count - 1);
+	if (run->completes_sq < 0 || run->n_wire != 1 ||
+	    (uint32_t)run->completes_sq + run->sq_count !=
+		    (uint32_t)fp->completes_sq)
+		return false;
+	end = (const uint8_t *)run->wire[0].iov_base + run->wire[0].iov_len;
+	if (end != fp->wire[0].iov_base || end <= qp->stage ||
+	    end > qp->stage + qp->stage_size)
+		return false; /* not in the ring, or not next in it */
+	run->wire[0].iov_len += fp->wire_len;
+	run->wire_len += fp->wire_len;
+	run->stage_end = fp->stage_end;
+	run->sq_count++;
+	return true;
+}
+
 /* Cuts the next segment of the current message into a new FPDU. */
 static int build_fpdu(struct rdmap_qp *qp)
 {
@@ -530,6 +561,9 @@ static int build_fpdu(struct rdmap_qp *qp)
 		fp->terminate = m->kind == TX_TERMINATE;
 		m->kind = TX_NONE;
 	}
+	if (dst && join_run(qp, fp))
+		return 0;
+	fp->sq_count = fp->completes_sq >= 0;
 	qp->fpdu_count++;
 	return 0;
 }
@@ -636,8 +670,8 @@ bool rdmap_tx_pending(struct rdmap_qp *qp)
 /* One FPDU has been handed down whole: what it finishes is finished. */
 static void fpdu_sent(struct rdmap_qp *qp, const struct rdmap_fpdu *fp)
 {
-	if (fp->completes_sq >= 0)
-		sq_at(qp, (uint32_t)fp->completes_sq)->state = SWQE_DONE;
+	for (uint32_t i = 0; fp->completes_sq >= 0 && i < fp->sq_count; i++)
+		sq_at(qp, (uint32_t)fp->completes_sq + i)->state = SWQE_DONE;
 	if (fp->ird_done) {
 		qp->ird_head++;
 		qp->ird_count--;
@@ -734,6 +768,33 @@ void rdmap_tx_placing(struct rdmap_qp *qp, const uint8_t *dst, size_t len)
 }
 
 /*
+ * A run partly written ends with the FPDU the write stopped in.  The
+ * requests of the FPDUs before it went out whole and are done, as a
+ * record of their own would have been when written.
+ */
+static void cut_run(struct rdmap_qp *qp, struct rdmap_fpdu *fp)
+{
+	const uint8_t *p = fp->wire[0].iov_base;
+	size_t keep = 0;
+	uint32_t whole = 0;
+
+	for (;;) {
+		keep += mpa_fpdu_wire_len(0, get_be16(p + keep), false);
+		if (keep > qp->tx_off)
+			break;
+		sq_at(qp, (uint32_t)fp->completes_sq + whole++)->state =
+			SWQE_DONE;
+		if (keep == qp->tx_off)
+			break;
+	}
+	fp->completes_sq += whole;
+	fp->sq_count -= whole;
+	fp->stage_end -= fp->wire_len - keep;
+	fp->wire[0].iov_len = keep;
+	fp->wire_len = keep;
+}
+
+/*
  * Drops what was built but not written.  With @keep_partial an FPDU already
  * partly on the wire is kept, so the stream stays framed for a Terminate.
  * The sender's stream offset goes back by what is dropped: RFC 5044
@@ -744,10 +805,14 @@ void rdmap_tx_reset(struct rdmap_qp *qp, bool keep_partial)
 {
 	qp->msg.kind = TX_NONE;
 	qp->tx_imm_next = false;
+	if (qp->fpdu_count && qp->tx_off &&
+	    fpdu_at(qp, qp->fpdu_head)->sq_count > 1)
+		cut_run(qp, fpdu_at(qp, qp->fpdu_head));
 	if (keep_partial && qp->fpdu_count && qp->tx_off) {
 		struct rdmap_fpdu *fp = fpdu_at(qp, qp->fpdu_head);
 
 		fp->completes_sq = -1;
+		fp->sq_count = 0;
 		fp->ird_done = 0;
 		qp->mpa_tx.off -= qp->fpdu_bytes - fp->wire_len;
 		qp->fpdu_count = 1;

@@ -613,6 +613,149 @@ START_TEST(send_completions_come_up_in_runs)
 END_TEST
 
 /*
+ * Small Writes staged end to end are handed down as one run: none is
+ * complete until the run's last octet has gone, then all are, in order
+ * (the unsignaled one left out).  The peer takes the run octet by octet.
+ */
+START_TEST(small_writes_staged_together_complete_when_their_run_has_gone)
+{
+	enum { N = 20, LEN = 64 };
+	static uint8_t a[N * LEN], b[N * LEN], wire[8192];
+	struct pair_opts o;
+	struct pair p;
+	struct iovec iov[8];
+	uint32_t sa, sb, k = 0;
+	size_t len;
+	int n;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "staged-run", 13);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	pair_pump(&p);
+	rng_fill(&rng, a, sizeof(a));
+	for (int i = 0; i < N; i++) {
+		struct rdmap_sge ws = { (uintptr_t)a + LEN * i, LEN, sa };
+		struct rdmap_send_wr w =
+			pair_send_wr((uint64_t)i, RDMAP_WR_WRITE, &ws, 1);
+
+		w.flags = i == 7 ? 0 : RDMAP_WR_SIGNALED;
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)b + LEN * i;
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+	}
+	n = rdmap_tx_gather(&p.s[0].qp, iov, 8, SIZE_MAX);
+	ck_assert_int_eq(n, 1);
+	len = iov[0].iov_len;
+	ck_assert_uint_eq(len, N * mpa_fpdu_wire_len(0, 14 + LEN, false));
+	memcpy(wire, iov[0].iov_base, len);
+	for (size_t i = 0; i < len; i++) {
+		rdmap_tx_advance(&p.s[0].qp, 1);
+		require(p.s[0].n_cqe == (i + 1 == len ? N - 1 : 0),
+			"%u completions after %zu of %zu octets",
+			p.s[0].n_cqe, i + 1, len);
+		ck_assert_int_eq(rdmap_rx_feed(&p.s[1].qp, wire + i, 1), 0);
+	}
+	for (uint64_t i = 0; i < N; i++) {
+		if (i == 7)
+			continue;
+		ck_assert_uint_eq(p.s[0].cqe[k].wr_id, i);
+		ck_assert_uint_eq(p.s[0].cqe[k].status, RDMAP_WC_SUCCESS);
+		k++;
+	}
+	ck_assert_mem_eq(b, a, sizeof(a));
+	ck_assert(!rdmap_tx_pending(&p.s[0].qp));
+	pair_fini(&p);
+}
+END_TEST
+
+/*
+ * A Terminate due while a run is partly written follows the FPDU the
+ * write stopped in, as it follows any FPDU partly on the wire: the rest
+ * of the run is not sent.  The Writes whose FPDUs went whole complete;
+ * the one cut and those after it are flushed.  The peer places the
+ * first four and then takes the Terminate.
+ */
+START_TEST(terminate_cuts_a_run_after_the_fpdu_partly_written)
+{
+	enum { N = 10, LEN = 64, CUT = 3 };
+	static uint8_t a[N * LEN], b[N * LEN], c[16], wire[8192], rest[256];
+	struct pair_opts o;
+	struct pair p;
+	struct iovec iov[8];
+	struct rdmap_sge bad;
+	struct rdmap_send_wr w;
+	size_t fpdu = mpa_fpdu_wire_len(0, 14 + LEN, false), at, len = 0;
+	uint32_t sa, sb;
+	int n;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "terminate-run", 14);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	bad = (struct rdmap_sge){ (uintptr_t)c, sizeof(c),
+				  pair_reg(&p, 1, c, sizeof(c), ACC_ALL) };
+	pair_pump(&p);
+	rng_fill(&rng, a, sizeof(a));
+	for (int i = 0; i < N; i++) {
+		struct rdmap_sge ws = { (uintptr_t)a + LEN * i, LEN, sa };
+
+		w = pair_send_wr((uint64_t)i, RDMAP_WR_WRITE, &ws, 1);
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)b + LEN * i;
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
+	}
+	n = rdmap_tx_gather(&p.s[0].qp, iov, 8, SIZE_MAX);
+	ck_assert_int_eq(n, 1);
+	ck_assert_uint_eq(iov[0].iov_len, N * fpdu);
+	memcpy(wire, iov[0].iov_base, iov[0].iov_len);
+	/* the write stops five octets into the fourth FPDU */
+	at = CUT * fpdu + 5;
+	rdmap_tx_advance(&p.s[0].qp, at);
+	ck_assert_uint_eq(p.s[0].n_cqe, 0);
+	ck_assert_int_eq(rdmap_rx_feed(&p.s[1].qp, wire, at), 0);
+
+	/* the peer writes through an STag side 0 never had: a Terminate */
+	w = pair_send_wr(99, RDMAP_WR_WRITE, &bad, 1);
+	w.rkey = 0x00dead00;
+	ck_assert_int_eq(rdmap_post_send(&p.s[1].qp, &w), 0);
+	n = rdmap_tx_gather(&p.s[1].qp, iov, 8, SIZE_MAX);
+	ck_assert_int_eq(n, 1);
+	rdmap_rx_feed(&p.s[0].qp, iov[0].iov_base, iov[0].iov_len);
+	rdmap_tx_advance(&p.s[1].qp, iov[0].iov_len);
+	ck_assert_uint_eq(p.s[0].qp.state, RDMAP_QP_TERMINATING);
+	ck_assert_uint_eq(p.s[0].n_cqe, N);
+	for (uint32_t i = 0; i < N; i++) {
+		ck_assert_uint_eq(p.s[0].cqe[i].wr_id, i);
+		ck_assert_uint_eq(p.s[0].cqe[i].status,
+				  i < CUT ? RDMAP_WC_SUCCESS
+					  : RDMAP_WC_WR_FLUSH_ERR);
+	}
+
+	/* what is left: the cut FPDU's rest, then the Terminate */
+	n = rdmap_tx_gather(&p.s[0].qp, iov, 8, SIZE_MAX);
+	ck_assert_int_gt(n, 0);
+	for (int i = 0; i < n; i++) {
+		ck_assert_uint_le(len + iov[i].iov_len, sizeof(rest));
+		memcpy(rest + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
+	ck_assert_uint_gt(len, fpdu - 5);
+	ck_assert_mem_eq(rest, wire + at, fpdu - 5);
+	ck_assert_uint_eq(rest[fpdu - 5 + MPA_HDR_LEN + DDP_OFF_CTRL + 1] & RDMAP_CTRL_OPCODE,
+			  RDMAP_OP_TERMINATE);
+	ck_assert_uint_eq(len, fpdu - 5 +
+		mpa_fpdu_wire_len(0, get_be16(rest + fpdu - 5), false));
+	rdmap_tx_advance(&p.s[0].qp, len);
+	rdmap_rx_feed(&p.s[1].qp, rest, len);
+	ck_assert_mem_eq(b, a, (CUT + 1) * LEN);
+	for (size_t i = (CUT + 1) * LEN; i < sizeof(b); i++)
+		require(b[i] == 0, "octet %zu of the sink written", i);
+	pair_fini(&p);
+}
+END_TEST
+
+/*
  * The receives one read of the stream completes come up in runs too,
  * in order, and the next read's after them.
  */
@@ -1865,6 +2008,9 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, send_with_invalidate_and_solicited_event_are_reported);
 	tcase_add_test(tc, unsignaled_work_completes_silently_unless_it_fails);
 	tcase_add_test(tc, send_completions_come_up_in_runs);
+	tcase_add_test(tc,
+		       small_writes_staged_together_complete_when_their_run_has_gone);
+	tcase_add_test(tc, terminate_cuts_a_run_after_the_fpdu_partly_written);
 	tcase_add_test(tc, receive_completions_of_one_read_come_up_in_runs);
 	tcase_add_test(tc, inline_data_is_copied_when_posted);
 	tcase_add_test(tc, post_checks_its_arguments);
