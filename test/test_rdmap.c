@@ -613,6 +613,35 @@ START_TEST(send_completions_come_up_in_runs)
 END_TEST
 
 /*
+ * A pair whose side 0 has @n Writes of @len octets queued, from @a to @b,
+ * each signaled but the @unsignaled-th (-1: none).
+ */
+static void queue_small_writes(struct pair *p, const char *name,
+			       uint64_t seed, uint8_t *a, uint8_t *b, int n,
+			       uint32_t len, int unsignaled)
+{
+	struct pair_opts o;
+	uint32_t sa, sb;
+
+	pair_opts_default(&o);
+	setup(p, &o, name, seed);
+	sa = pair_reg(p, 0, a, (size_t)n * len, ACC_ALL);
+	sb = pair_reg(p, 1, b, (size_t)n * len, ACC_ALL);
+	pair_pump(p);
+	rng_fill(&rng, a, (size_t)n * len);
+	for (int i = 0; i < n; i++) {
+		struct rdmap_sge ws = { (uintptr_t)a + len * i, len, sa };
+		struct rdmap_send_wr w =
+			pair_send_wr((uint64_t)i, RDMAP_WR_WRITE, &ws, 1);
+
+		w.flags = i == unsignaled ? 0 : RDMAP_WR_SIGNALED;
+		w.rkey = sb;
+		w.remote_addr = (uintptr_t)b + len * i;
+		ck_assert_int_eq(rdmap_post_send(&p->s[0].qp, &w), 0);
+	}
+}
+
+/*
  * Small Writes staged end to end are handed down as one run: none is
  * complete until the run's last octet has gone, then all are, in order
  * (the unsignaled one left out).  The peer takes the run octet by octet.
@@ -621,29 +650,13 @@ START_TEST(small_writes_staged_together_complete_when_their_run_has_gone)
 {
 	enum { N = 20, LEN = 64 };
 	static uint8_t a[N * LEN], b[N * LEN], wire[8192];
-	struct pair_opts o;
 	struct pair p;
 	struct iovec iov[8];
-	uint32_t sa, sb, k = 0;
+	uint32_t k = 0;
 	size_t len;
 	int n;
 
-	pair_opts_default(&o);
-	setup(&p, &o, "staged-run", 13);
-	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
-	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
-	pair_pump(&p);
-	rng_fill(&rng, a, sizeof(a));
-	for (int i = 0; i < N; i++) {
-		struct rdmap_sge ws = { (uintptr_t)a + LEN * i, LEN, sa };
-		struct rdmap_send_wr w =
-			pair_send_wr((uint64_t)i, RDMAP_WR_WRITE, &ws, 1);
-
-		w.flags = i == 7 ? 0 : RDMAP_WR_SIGNALED;
-		w.rkey = sb;
-		w.remote_addr = (uintptr_t)b + LEN * i;
-		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
-	}
+	queue_small_writes(&p, "staged-run", 13, a, b, N, LEN, 7);
 	n = rdmap_tx_gather(&p.s[0].qp, iov, 8, SIZE_MAX);
 	ck_assert_int_eq(n, 1);
 	len = iov[0].iov_len;
@@ -680,31 +693,16 @@ START_TEST(terminate_cuts_a_run_after_the_fpdu_partly_written)
 {
 	enum { N = 10, LEN = 64, CUT = 3 };
 	static uint8_t a[N * LEN], b[N * LEN], c[16], wire[8192], rest[256];
-	struct pair_opts o;
 	struct pair p;
 	struct iovec iov[8];
 	struct rdmap_sge bad;
 	struct rdmap_send_wr w;
 	size_t fpdu = mpa_fpdu_wire_len(0, 14 + LEN, false), at, len = 0;
-	uint32_t sa, sb;
 	int n;
 
-	pair_opts_default(&o);
-	setup(&p, &o, "terminate-run", 14);
-	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
-	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	queue_small_writes(&p, "terminate-run", 14, a, b, N, LEN, -1);
 	bad = (struct rdmap_sge){ (uintptr_t)c, sizeof(c),
 				  pair_reg(&p, 1, c, sizeof(c), ACC_ALL) };
-	pair_pump(&p);
-	rng_fill(&rng, a, sizeof(a));
-	for (int i = 0; i < N; i++) {
-		struct rdmap_sge ws = { (uintptr_t)a + LEN * i, LEN, sa };
-
-		w = pair_send_wr((uint64_t)i, RDMAP_WR_WRITE, &ws, 1);
-		w.rkey = sb;
-		w.remote_addr = (uintptr_t)b + LEN * i;
-		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &w), 0);
-	}
 	n = rdmap_tx_gather(&p.s[0].qp, iov, 8, SIZE_MAX);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(iov[0].iov_len, N * fpdu);
