@@ -670,7 +670,8 @@ bool rdmap_tx_pending(struct rdmap_qp *qp)
 /* One FPDU has been handed down whole: what it finishes is finished. */
 static void fpdu_sent(struct rdmap_qp *qp, const struct rdmap_fpdu *fp)
 {
-	for (uint32_t i = 0; fp->completes_sq >= 0 && i < fp->sq_count; i++)
+	/* sq_count is 0 where completes_sq is -1 */
+	for (uint32_t i = 0; i < fp->sq_count; i++)
 		sq_at(qp, (uint32_t)fp->completes_sq + i)->state = SWQE_DONE;
 	if (fp->ird_done) {
 		qp->ird_head++;
