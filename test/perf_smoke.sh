@@ -116,16 +116,25 @@ done
 # a row without --slices is one step of each, and says nothing of slices
 jq -e '.slices == null and .tcp.slices == null' "$work/bw-write.json" \
 	>/dev/null || fail "an unsliced row: $(cat "$work/bw-write.json")"
-for bad in "--slices 4" "--slices 4 --tcp" "--tcp --duration 0.3 --slices 4" \
-	"--tcp --duration 1 --slices 0" "--tcp --duration 10 --slices 65"; do
+# each refusal a usage error, in the words that name its reason
+alone="iwarp-perf: --slices alternates the two stacks: --duration and --tcp"
+range="iwarp-perf: --slices takes 1 to 64"
+while IFS='|' read -r bad why; do
 	set +e
 	# shellcheck disable=SC2086
 	"$perf" --loopback $bad 2>"$work/err"
 	rc=$?
 	set -e
-	[ "$rc" -eq 2 ] && grep -q "slice" "$work/err" ||
+	[ "$rc" -eq 2 ] && [ "$(cat "$work/err")" = "$why" ] ||
 		fail "$bad: exit $rc: $(cat "$work/err")"
-done
+done <<EOF
+--slices 4|$alone
+--slices 4 --tcp|$alone
+--slices 4 --duration 1|$alone
+--tcp --duration 0.3 --slices 4|iwarp-perf: --slices 4: a slice of 0.075 s is under 0.1 s
+--tcp --duration 1 --slices 0|$range
+--tcp --duration 10 --slices 65|$range
+EOF
 
 # perftest's exchange (--perftest), both ends ours: every test it knows
 for mode in bw lat; do
