@@ -426,8 +426,10 @@ static int resolve_sges(struct rdmap_qp *qp, const struct rdmap_sge *sge,
 			uint32_t n, uint32_t access, struct iovec *iov,
 			int *iovcnt, uint64_t *len)
 {
-	*iovcnt = 0;
-	*len = 0;
+	/* counts in locals: stores through @iov could alias the outputs */
+	uint64_t total = 0;
+	int cnt = 0;
+
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t *where;
 
@@ -438,10 +440,11 @@ static int resolve_sges(struct rdmap_qp *qp, const struct rdmap_sge *sge,
 					access | DDP_ACCESS_POST, sge[i].addr,
 					sge[i].length, &where) != DDP_MR_OK)
 			return -IW_ELOCAL_PROTECTION;
-		iov[*iovcnt].iov_base = where;
-		iov[(*iovcnt)++].iov_len = sge[i].length;
-		*len += sge[i].length;
+		iov[cnt++] = (struct iovec){ where, sge[i].length };
+		total += sge[i].length;
 	}
+	*iovcnt = cnt;
+	*len = total;
 	return 0;
 }
 
