@@ -349,6 +349,41 @@ int mpa_tx_fpdu_around(struct mpa_tx *tx, const struct iovec *ulpdu,
 }
 
 /*
+ * mpa_tx_fpdu_around() for the usual ULPDU: its header already built at
+ * mpa_tx_ulpdu_at(@frame), @hdr_len octets, and its payload one piece of
+ * @len octets.  Writes the three pieces to @out (ULPDU_LENGTH and header;
+ * the payload; PAD and CRC) and returns the FPDU's length.  The caller
+ * keeps to the MULPDU; not with markers.
+ */
+size_t mpa_tx_fpdu_around_one(struct mpa_tx *tx, uint8_t *frame,
+			      size_t hdr_len, const void *payload, size_t len,
+			      struct iovec out[3])
+{
+	size_t head = MPA_HDR_LEN + hdr_len, fpdu_len;
+	uint32_t ulpdu_len = (uint32_t)(hdr_len + len), crc = 0;
+	unsigned int pad = mpa_pad_len(ulpdu_len);
+	uint8_t *tail = frame + head;
+
+	put_be16(frame, (uint16_t)ulpdu_len);
+	for (unsigned int i = 0; i < pad; i++)
+		tail[i] = 0;
+	/* with CRC off the field is sent as zeros (RFC 5044 section 4.4) */
+	if (tx->crc) {
+		uint32_t acc = mpa_crc32c_update(mpa_crc32c_init(), frame, head);
+
+		acc = mpa_crc32c_update(acc, payload, len);
+		crc = mpa_crc32c_final(mpa_crc32c_update(acc, tail, pad));
+	}
+	put_le32(tail + pad, crc);
+	out[0] = (struct iovec){ frame, head };
+	out[1] = (struct iovec){ (void *)(uintptr_t)payload, len };
+	out[2] = (struct iovec){ tail, pad + MPA_CRC_LEN };
+	fpdu_len = head + len + pad + MPA_CRC_LEN;
+	tx->off += fpdu_len;
+	return fpdu_len;
+}
+
+/*
  * Computes the CRC of an FPDU framed into @wire again, over what its
  * pieces hold now: the CRC must cover the octets that go out (RFC 5044
  * section 4.4), and payload pointing into the caller's buffers may have

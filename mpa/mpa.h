@@ -116,6 +116,9 @@ static inline uint8_t *mpa_tx_ulpdu_at(uint8_t *out)
 int mpa_tx_fpdu_around(struct mpa_tx *tx, const struct iovec *ulpdu,
 		       int iovcnt, uint8_t *frame, struct iovec *out,
 		       int out_max);
+size_t mpa_tx_fpdu_around_one(struct mpa_tx *tx, uint8_t *frame,
+			      size_t hdr_len, const void *payload, size_t len,
+			      struct iovec out[3]);
 void mpa_tx_crc(const struct mpa_tx *tx, const struct iovec *wire, int n_wire);
 
 /* Octets mpa_tx_fpdu_around() copies: ULPDU_LENGTH, a header, PAD, CRC. */

@@ -406,11 +406,13 @@ END_TEST
  * pointed at) sends what the iovec framing does: headers of 0 to 28
  * octets, payloads of 0 to 2100 split over one or two buffers, CRC on
  * and off; the payload entries point into the caller's buffers, the
- * copied octets fill the frame exactly, and the offsets agree.
+ * copied octets fill the frame exactly, and the offsets agree.  So does
+ * mpa_tx_fpdu_around_one() with the header built in its frame and the
+ * payload as one piece.
  */
 START_TEST(tx_around_equals_the_iovec_framing)
 {
-	static uint8_t payload[2200], a[4096], b[4096], frame[64];
+	static uint8_t payload[2200], a[4096], b[4096], frame[64], one[64];
 	bool crc = _i & 1;
 	struct rng r;
 
@@ -455,6 +457,27 @@ START_TEST(tx_around_equals_the_iovec_framing)
 				out[0].iov_len + out[3].iov_len == flen &&
 				frame[flen] == 0xee,
 			"round %d: the frame is not %zu octets end to end",
+			round, flen);
+
+		mpa_tx_init(&t2, 4000, false, crc);
+		t2.off = off;
+		memset(one, 0xee, sizeof(one));
+		memcpy(mpa_tx_ulpdu_at(one), payload, hdr);
+		n2 = mpa_tx_fpdu_around_one(&t2, one, hdr, payload + 64, len,
+					    out);
+		require(n2 == n1 && gather_pieces(out, 3, b) == n1 &&
+				memcmp(a, b, n1) == 0 && t1.off == t2.off,
+			"round %d: header %zu, payload %zu in one piece at "
+			"offset %llu differs",
+			round, hdr, len, (unsigned long long)off);
+		require(out[0].iov_base == one &&
+				out[1].iov_base == payload + 64 &&
+				(uint8_t *)out[2].iov_base ==
+					one + out[0].iov_len &&
+				out[0].iov_len + out[2].iov_len == flen &&
+				one[flen] == 0xee,
+			"round %d: one piece: the frame is not %zu octets end "
+			"to end around the payload",
 			round, flen);
 	}
 }
