@@ -478,6 +478,39 @@ static int point_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
 }
 
 /*
+ * point_fpdu() for the usual segment: a message in one buffer, and room
+ * in the ring for the frame (no markers).  Its header is encoded in the
+ * ring and nothing is sliced: three pieces, payload in the middle.
+ * False, with nothing done, where it does not apply.  Out of line: it
+ * runs once per large FPDU, and inlined it would crowd the loop that
+ * stages small ones.
+ */
+static __attribute__((noinline)) bool
+point_one(struct rdmap_qp *qp, struct rdmap_fpdu *fp, uint64_t take)
+{
+	const struct rdmap_tx_msg *m = &qp->msg;
+	size_t hlen = ddp_hdr_len(m->hdr.tagged) + m->extra_len;
+	const uint8_t *payload;
+	uint8_t *frame;
+
+	if (m->iovcnt != 1 || qp->conn.markers_tx)
+		return false;
+	frame = stage_alloc(qp, mpa_tx_frame_len(hlen,
+						 (uint32_t)(hlen + take)));
+	if (!frame)
+		return false;
+	payload = (const uint8_t *)m->iov[0].iov_base + m->sent;
+	segment_hdr(m, mpa_tx_ulpdu_at(frame));
+	fp->wire_len = mpa_tx_fpdu_around_one(&qp->mpa_tx, frame, hlen,
+					      payload, take, fp->wire);
+	fp->n_wire = 3;
+	fp->src_lo = payload;
+	fp->src_hi = payload + take;
+	fp->crc_stale = false;
+	return true;
+}
+
+/*
  * A staged FPDU that finishes the SQ request after the last one the
  * newest record finishes, and lies right after that record in the ring,
  * joins it instead of taking a record of its own: a stream of small
@@ -540,7 +573,7 @@ static int build_fpdu(struct rdmap_qp *qp)
 		fp->wire[0] = (struct iovec){ dst, wire };
 		fp->n_wire = 1;
 		fp->wire_len = wire;
-	} else {
+	} else if (!point_one(qp, fp, take)) {
 		rc = point_fpdu(qp, fp, take);
 		if (rc < 0)
 			return rc;
