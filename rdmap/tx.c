@@ -651,7 +651,8 @@ static void build_ahead(struct rdmap_qp *qp)
 int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 		    size_t max_bytes)
 {
-	size_t skip = qp->tx_off, bytes = 0;
+	size_t skip = qp->tx_off, room = max_bytes;
+	const uint8_t *end = NULL; /* where the last entry ends */
 	int n = 0;
 
 	build_ahead(qp);
@@ -667,6 +668,7 @@ int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 			uint8_t *base = fp->wire[j].iov_base;
 			size_t len = fp->wire[j].iov_len;
 
+			/* what the last write took of the first, empty pieces */
 			if (skip >= len) {
 				skip -= len;
 				continue;
@@ -674,21 +676,20 @@ int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 			base += skip;
 			len -= skip;
 			skip = 0;
-			if (bytes == max_bytes)
+			if (!room)
 				return n;
-			if (len > max_bytes - bytes)
-				len = max_bytes - bytes;
-			bytes += len;
-			/* staged FPDUs lie end to end: one piece for a run */
-			if (n && (uint8_t *)iov[n - 1].iov_base +
-						 iov[n - 1].iov_len ==
-					 base) {
+			if (len > room)
+				len = room;
+			room -= len;
+			/* pieces that lie end to end in the ring: one entry */
+			if (base == end) {
 				iov[n - 1].iov_len += len;
-				continue;
+			} else {
+				if (n == max)
+					return n;
+				iov[n++] = (struct iovec){ base, len };
 			}
-			if (n == max)
-				return n;
-			iov[n++] = (struct iovec){ base, len };
+			end = base + len;
 		}
 	}
 	return n;
