@@ -459,34 +459,14 @@ static int stage_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
 	return 0;
 }
 
-/* An FPDU around payload that stays in the application's memory. */
-static int point_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
-		      uint64_t take)
-{
-	struct iovec ulpdu[1 + RDMAP_MAX_SGE];
-	int cnt = ulpdu_pieces(&qp->msg, fp, take, ulpdu);
-
-	if (cnt < 0)
-		return cnt;
-	source_span(fp, ulpdu + 1, cnt - 1);
-	cnt = frame_in_place(qp, fp, ulpdu, cnt, ulpdu[0].iov_len + take);
-	if (cnt < 0)
-		return cnt;
-	fp->n_wire = cnt;
-	fp->wire_len = ddp_iov_len(fp->wire, cnt);
-	return 0;
-}
-
 /*
  * point_fpdu() for the usual segment: a message in one buffer, and room
  * in the ring for the frame (no markers).  Its header is encoded in the
  * ring and nothing is sliced: three pieces, payload in the middle.
- * False, with nothing done, where it does not apply.  Out of line: it
- * runs once per large FPDU, and inlined it would crowd the loop that
- * stages small ones.
+ * False, with nothing done, where it does not apply.
  */
-static __attribute__((noinline)) bool
-point_one(struct rdmap_qp *qp, struct rdmap_fpdu *fp, uint64_t take)
+static bool point_one(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
+		      uint64_t take)
 {
 	const struct rdmap_tx_msg *m = &qp->msg;
 	size_t hlen = ddp_hdr_len(m->hdr.tagged) + m->extra_len;
@@ -508,6 +488,27 @@ point_one(struct rdmap_qp *qp, struct rdmap_fpdu *fp, uint64_t take)
 	fp->src_hi = payload + take;
 	fp->crc_stale = false;
 	return true;
+}
+
+/* An FPDU around payload that stays in the application's memory. */
+static int point_fpdu(struct rdmap_qp *qp, struct rdmap_fpdu *fp,
+		      uint64_t take)
+{
+	struct iovec ulpdu[1 + RDMAP_MAX_SGE];
+	int cnt;
+
+	if (point_one(qp, fp, take))
+		return 0;
+	cnt = ulpdu_pieces(&qp->msg, fp, take, ulpdu);
+	if (cnt < 0)
+		return cnt;
+	source_span(fp, ulpdu + 1, cnt - 1);
+	cnt = frame_in_place(qp, fp, ulpdu, cnt, ulpdu[0].iov_len + take);
+	if (cnt < 0)
+		return cnt;
+	fp->n_wire = cnt;
+	fp->wire_len = ddp_iov_len(fp->wire, cnt);
+	return 0;
 }
 
 /*
@@ -573,7 +574,7 @@ static int build_fpdu(struct rdmap_qp *qp)
 		fp->wire[0] = (struct iovec){ dst, wire };
 		fp->n_wire = 1;
 		fp->wire_len = wire;
-	} else if (!point_one(qp, fp, take)) {
+	} else {
 		rc = point_fpdu(qp, fp, take);
 		if (rc < 0)
 			return rc;
