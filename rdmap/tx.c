@@ -669,7 +669,7 @@ int rdmap_tx_gather(struct rdmap_qp *qp, struct iovec *iov, int max,
 			uint8_t *base = fp->wire[j].iov_base;
 			size_t len = fp->wire[j].iov_len;
 
-			/* what the last write took of the first, empty pieces */
+			/* skips what the last write took, and empty pieces */
 			if (skip >= len) {
 				skip -= len;
 				continue;
