@@ -69,8 +69,9 @@ good_client "after the attack"
 
 # a client that leaves right after its Request is named as such, and the
 # server goes on serving
-# (its FIN rides with the Request; should the server answer first all the
-# same, it sees a reset connection instead: a few tries)
+# (its FIN rides with the Request, and the server reads that far before
+# it answers; test_hostile holds that in each progress mode.  A few tries
+# here, for a FIN that should leave in a segment of its own.)
 n=0
 until grep -q "client 127.0.0.1 left after sending its MPA Request, before our answer" \
 	"$work/server"; do

@@ -850,6 +850,12 @@ int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
 	if (!id || !qp || !conn_param_ok(param))
 		return -EINVAL;
 	pthread_mutex_lock(&id->lock);
+	/*
+	 * What arrived behind the Request is taken first: a peer that left
+	 * right after it is named as gone (-ENOTCONN), not answered.
+	 */
+	if (id->state == ID_REQ_RCVD && id->has_tp)
+		tp_poll(&id->tp);
 	if (id->state != ID_REQ_RCVD) {
 		rc = unanswerable(id);
 		pthread_mutex_unlock(&id->lock);
