@@ -610,6 +610,13 @@ static ssize_t read_into(int fd, const struct iovec *iov, int n)
 	return r < 0 ? -errno : r;
 }
 
+static _Thread_local unsigned long thread_reads;
+
+unsigned long tp_thread_reads(void)
+{
+	return thread_reads;
+}
+
 /*
  * Reads until the socket is empty (or a fair share is done): straight into
  * the owner's destination when it names one, the rest into the thread's
@@ -652,6 +659,7 @@ static void read_some(struct tp_conn *c)
 			c->ops->closed(c->arg, 0);
 			return;
 		}
+		thread_reads++;
 		trace_data(c, false, iov, n, (size_t)r);
 		/* a bulk stream: find the next frame's headers before its payload */
 		c->rx_resync = staged == buf_len && (size_t)r == want;

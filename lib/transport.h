@@ -145,6 +145,9 @@ static inline bool tp_tx_waiting(const struct tp_conn *c)
 	return c->tx_blocked;
 }
 void tp_poll(struct tp_conn *c);
+/* Reads in the calling thread that have brought data, ever: a thread
+ * that waits tells from it whether a stream is still flowing to it. */
+unsigned long tp_thread_reads(void);
 uint32_t tp_mss(const struct tp_conn *c);
 uint32_t tp_mss_bound(const struct tp_conn *c);
 int tp_open_rx_window(struct tp_conn *c);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -312,6 +313,47 @@ START_TEST(small_frames_come_through_the_buffer_whole)
 }
 END_TEST
 
+static void *reads_elsewhere(void *arg)
+{
+	*(unsigned long *)arg = tp_thread_reads();
+	return NULL;
+}
+
+/*
+ * A thread's reads that bring data are counted for it (what tells a
+ * waiting thread that a stream still flows); a read that finds the socket
+ * empty is not, nor are other threads' reads.
+ */
+START_TEST(reads_with_data_are_counted_per_thread)
+{
+	enum { LEN = 100, COUNT = 10 };
+	static uint8_t wire[COUNT * (LEN + 4)];
+	struct link l;
+	size_t n = frames(wire, 0, COUNT, LEN);
+	unsigned long before, other = 1;
+	pthread_t th;
+
+	link_open(&l);
+	before = tp_thread_reads();
+	tp_poll(&l.c);
+	ck_assert_uint_eq(tp_thread_reads(), before);
+	l.o.looks = 0;
+	arrive(&l, wire, n);
+	tp_poll(&l.c);
+	expect_placed(&l, wire, COUNT, LEN);
+	before = tp_thread_reads() - before;
+	ck_assert_uint_ge(before, 1);
+	ck_assert_uint_le(before, l.o.looks);
+	before = tp_thread_reads();
+	tp_poll(&l.c);
+	ck_assert_uint_eq(tp_thread_reads(), before);
+	ck_assert_int_eq(pthread_create(&th, NULL, reads_elsewhere, &other), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_uint_eq(other, 0);
+	link_close(&l);
+}
+END_TEST
+
 /*
  * Frames that have no place to go straight to (FPDUs with markers) come
  * several whole to a read: one the read splits is taken piece by piece.
@@ -420,6 +462,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, payload_after_a_split_length_lands_in_place);
 	tcase_add_test(tc, small_frames_behind_a_large_one_come_many_to_a_read);
 	tcase_add_test(tc, small_frames_come_through_the_buffer_whole);
+	tcase_add_test(tc, reads_with_data_are_counted_per_thread);
 	tcase_add_test(tc, frames_without_a_place_come_several_whole_to_a_read);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("writes");

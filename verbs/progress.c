@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -30,12 +31,50 @@
 /* The loop the calling thread is dispatching, if any. */
 static _Thread_local struct progress_loop *dispatching;
 
+/*
+ * A thread that waits for data keeps looking, yielding the processor
+ * between looks, until this long has passed since it last read some;
+ * then it sleeps.  While a stream flows, its sender then seldom has to
+ * wake the reader: on a 2-core VM, waking a reader that slept between
+ * 4 KiB Writes took a fifth of the sending thread's time.
+ */
+#define WAIT_SPIN_NS 50000
+
+/* When the calling thread last saw its reads move, and their count then. */
+static _Thread_local unsigned long spin_reads;
+static _Thread_local struct timespec spin_since;
+
+/* Whether a waiting thread should look again rather than sleep. */
+static bool still_flowing(void)
+{
+	unsigned long reads = tp_thread_reads();
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (reads != spin_reads) {
+		spin_reads = reads;
+		spin_since = now;
+		return true;
+	}
+	return (now.tv_sec - spin_since.tv_sec) * 1000000000LL +
+		       (now.tv_nsec - spin_since.tv_nsec) <
+	       WAIT_SPIN_NS;
+}
+
 static void *loop_thread(void *arg)
 {
 	struct progress_loop *l = arg;
 
 	dispatching = l;
-	event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY);
+	while (!event_base_got_break(l->base)) {
+		if (still_flowing()) {
+			event_base_loop(l->base, EVLOOP_NONBLOCK);
+			sched_yield();
+		} else {
+			event_base_loop(l->base, EVLOOP_ONCE |
+							 EVLOOP_NO_EXIT_ON_EMPTY);
+		}
+	}
 	return NULL;
 }
 
@@ -718,6 +757,10 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 		if (manual && (!n || loop_due(cq))) {
 			if (manual_run(cq->ctx, -1, n ? 0 : ms) && !n)
 				continue;
+		}
+		if (n && still_flowing()) {
+			sched_yield();
+			continue;
 		}
 		if (atomic_load(&cq->armed))
 			p[n++] = (struct pollfd){ cq->efd, POLLIN, 0 };
