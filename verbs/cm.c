@@ -827,6 +827,16 @@ static bool qp_has_read(struct iw_qp *qp)
  * after the Request came (the peer left, or failed), before any answer;
  * its CONNECT_ERROR event says how.  Otherwise it is not a request.
  */
+/*
+ * What arrived behind a Request is taken before it is answered: a peer
+ * that left right after it is named as gone (-ENOTCONN), not answered.
+ */
+static void take_what_came(struct iw_cm_id *id)
+{
+	if (id->state == ID_REQ_RCVD && id->has_tp)
+		tp_poll(&id->tp);
+}
+
 static int unanswerable(struct iw_cm_id *id)
 {
 	return id->listen_id && id->state == ID_CLOSED && !id->answered
@@ -850,12 +860,7 @@ int iw_accept(struct iw_cm_id *id, struct iw_qp *qp,
 	if (!id || !qp || !conn_param_ok(param))
 		return -EINVAL;
 	pthread_mutex_lock(&id->lock);
-	/*
-	 * What arrived behind the Request is taken first: a peer that left
-	 * right after it is named as gone (-ENOTCONN), not answered.
-	 */
-	if (id->state == ID_REQ_RCVD && id->has_tp)
-		tp_poll(&id->tp);
+	take_what_came(id);
 	if (id->state != ID_REQ_RCVD) {
 		rc = unanswerable(id);
 		pthread_mutex_unlock(&id->lock);
@@ -911,6 +916,7 @@ int iw_reject(struct iw_cm_id *id, const void *private_data,
 	if (!id)
 		return -EINVAL;
 	pthread_mutex_lock(&id->lock);
+	take_what_came(id);
 	if (id->state != ID_REQ_RCVD) {
 		rc = unanswerable(id);
 		pthread_mutex_unlock(&id->lock);
