@@ -823,11 +823,6 @@ static bool qp_has_read(struct iw_qp *qp)
 }
 
 /*
- * Why a request cannot be answered: -ENOTCONN when its connection ended
- * after the Request came (the peer left, or failed), before any answer;
- * its CONNECT_ERROR event says how.  Otherwise it is not a request.
- */
-/*
  * What arrived behind a Request is taken before it is answered: a peer
  * that left right after it is named as gone (-ENOTCONN), not answered.
  */
@@ -837,6 +832,11 @@ static void take_what_came(struct iw_cm_id *id)
 		tp_poll(&id->tp);
 }
 
+/*
+ * Why a request cannot be answered: -ENOTCONN when its connection ended
+ * after the Request came (the peer left, or failed), before any answer;
+ * its CONNECT_ERROR event says how.  Otherwise it is not a request.
+ */
 static int unanswerable(struct iw_cm_id *id)
 {
 	return id->listen_id && id->state == ID_CLOSED && !id->answered
