@@ -4,7 +4,8 @@
  * application's own polls that run the receive path, the loop's thread
  * that stands down while they do and takes over again, the lock-free CQ
  * under threads that poll, post and tear down at once, and the growth
- * rule of struct iw_context_attr.
+ * rule of struct iw_context_attr, and how long a waiter that lost its
+ * processor stops spinning.
  */
 #include "config.h" /* _GNU_SOURCE: dlvsym */
 
@@ -26,6 +27,7 @@
 #include <event2/event.h>
 
 #include "e2e.h"
+#include "verbs/spin.h"
 
 static long long now_ms(void)
 {
@@ -1197,6 +1199,32 @@ START_TEST(cq_polled_while_its_qps_come_and_go)
 }
 END_TEST
 
+/* ---- a waiter's spin ------------------------------------------------- */
+
+/*
+ * A waiter that lost its processor at a yield stops spinning for a
+ * millisecond, twice as long each time it happens again, at most 100 ms,
+ * and a millisecond again once none came for that long.
+ */
+START_TEST(spin_backs_off_longer_while_others_keep_the_processor)
+{
+	long long b = 0, ms = 1000000LL;
+
+	b = spin_backoff_next(b, 5 * ms); /* the first of a thread */
+	ck_assert_int_eq(b, ms);
+	for (long long want = 2 * ms; want <= 64 * ms; want *= 2) {
+		b = spin_backoff_next(b, 0);
+		ck_assert_int_eq(b, want);
+	}
+	b = spin_backoff_next(b, 99 * ms);
+	ck_assert_int_eq(b, 100 * ms);
+	b = spin_backoff_next(b, 100 * ms);
+	ck_assert_int_eq(b, 100 * ms);
+	b = spin_backoff_next(b, 100 * ms + 1);
+	ck_assert_int_eq(b, ms);
+}
+END_TEST
+
 /* ---- the attribute structure ----------------------------------------- */
 
 /* Bits and values the library does not know are refused, not ignored. */
@@ -1279,6 +1307,7 @@ static Suite *progress_suite(void)
 	tcase_add_test(tc, thread_mode_spinner_serves_a_cq_nobody_polls);
 	tcase_add_test(tc, cq_many_producers_many_pollers_each_completion_once);
 	tcase_add_test(tc, cq_polled_while_its_qps_come_and_go);
+	tcase_add_test(tc, spin_backs_off_longer_while_others_keep_the_processor);
 	tcase_add_test(tc, context_attr_refuses_what_it_does_not_know);
 	tcase_add_test(tc, context_attr_of_version_0_1_is_read_as_it_was);
 	suite_add_tcase(s, tc);

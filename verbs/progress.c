@@ -15,12 +15,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include <event2/event.h>
 
+#include "verbs/spin.h"
 #include "verbs/verbs.h"
 
 /* Manual mode: an empty poll runs the loop once in this many. */
@@ -30,61 +30,6 @@
 
 /* The loop the calling thread is dispatching, if any. */
 static _Thread_local struct progress_loop *dispatching;
-
-/*
- * A thread waiting in iw_progress_cq() keeps looking, yielding the
- * processor between looks, until this long has passed since it last read
- * data; then it sleeps.  While a stream flows, its sender then seldom has
- * to wake the reader: on a 2-core VM, waking a reader that slept between
- * 4 KiB Writes took a fifth of the sending thread's time.
- */
-#define WAIT_SPIN_NS 50000LL
-/*
- * A look this long after the one before means the spinning thread lost
- * its processor to another: a thread that sleeps is woken ahead of busy
- * ones, one that spins waits for their turn to end (milliseconds), so it
- * sleeps instead for SPIN_BACKOFF_NS.  The library's own threads never
- * spin: programs that watch memory in busy threads of their own (as
- * ib_write_lat does) wait on them.
- */
-#define SPIN_PREEMPTED_NS 200000LL
-#define SPIN_BACKOFF_NS 100000000LL
-
-/* The calling thread's spin: its reads when they last moved, and when. */
-struct spin {
-	unsigned long reads;
-	long long since, last_look, off_until;
-	bool spinning;
-};
-static _Thread_local struct spin spin;
-
-static long long now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-/* Whether a waiting thread should look again rather than sleep. */
-static bool still_flowing(void)
-{
-	unsigned long reads = tp_thread_reads();
-	long long now = now_ns();
-	bool preempted = spin.spinning &&
-			 now - spin.last_look > SPIN_PREEMPTED_NS;
-
-	spin.last_look = now;
-	if (preempted)
-		spin.off_until = now + SPIN_BACKOFF_NS;
-	if (reads != spin.reads) {
-		spin.reads = reads;
-		spin.since = now;
-	}
-	spin.spinning = now >= spin.off_until &&
-			now - spin.since < WAIT_SPIN_NS;
-	return spin.spinning;
-}
 
 static void *loop_thread(void *arg)
 {
@@ -757,7 +702,6 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 		return -EINVAL;
 	manual = cq->ctx->mode == IW_PROGRESS_MANUAL;
 	end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-	spin.spinning = false; /* the time since the last wait was the caller's */
 	atomic_fetch_add(&cq->waiters, 1);
 	for (unsigned int look = 0;; look++) {
 		bool busy = false;
@@ -776,8 +720,8 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 			if (manual_run(cq->ctx, -1, n ? 0 : ms) && !n)
 				continue;
 		}
-		if (n && still_flowing()) {
-			sched_yield();
+		if (n && spin_still_flowing()) {
+			spin_yield();
 			continue;
 		}
 		if (atomic_load(&cq->armed))

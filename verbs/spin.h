@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The short spin of a thread waiting in iw_progress_cq(): while a stream
+ * flows it looks again instead of sleeping, so that its sender seldom has
+ * to wake it, and it stops when other threads want its processor.
+ */
+#ifndef IWARP_VERBS_SPIN_H
+#define IWARP_VERBS_SPIN_H
+
+#include <stdbool.h>
+
+/*
+ * A yield that took this long handed the processor to another thread for
+ * a turn of its own: with more busy threads than processors a spinning
+ * thread waits out their turns (milliseconds), while one that sleeps is
+ * woken ahead of them.  The waiter then sleeps instead of spinning for a
+ * while, SPIN_BACKOFF_MIN_NS at first, doubled at each such yield up to
+ * SPIN_BACKOFF_MAX_NS, and the shortest again once none came for that long.
+ */
+#define SPIN_PREEMPTED_NS 200000LL
+#define SPIN_BACKOFF_MIN_NS 1000000LL
+#define SPIN_BACKOFF_MAX_NS 100000000LL
+
+/*
+ * The back-off that follows a yield that lost the processor, after
+ * @backoff, the one before, which ended @since_ns ago.
+ */
+static inline long long spin_backoff_next(long long backoff, long long since_ns)
+{
+	if (since_ns > SPIN_BACKOFF_MAX_NS || backoff < SPIN_BACKOFF_MIN_NS)
+		return SPIN_BACKOFF_MIN_NS;
+	return backoff < SPIN_BACKOFF_MAX_NS / 2 ? 2 * backoff
+						  : SPIN_BACKOFF_MAX_NS;
+}
+
+bool spin_still_flowing(void);
+void spin_yield(void);
+
+#endif
