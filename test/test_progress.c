@@ -742,6 +742,45 @@ START_TEST(thread_mode_sends_a_burst_when_a_cq_is_armed)
 }
 END_TEST
 
+static long long cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The library's threads look on a little after data came, then sleep: a
+ * process whose connections went quiet uses next to no processor time.
+ */
+START_TEST(thread_mode_loops_sleep_once_data_stops)
+{
+	struct timespec quiet = { 0, 300 * 1000000L }, place = { 0, 50000000L };
+	struct e2e e;
+	struct iw_wc wc[16];
+	long long used;
+
+	burst_connect(&e, 16);
+	for (int round = 0; round < 4; round++) {
+		/* nobody polls: the loops' threads read and place the Sends */
+		burst_post(&e, 0, 16);
+		nanosleep(&place, NULL);
+		burst_received(&e, 16);
+		for (int i = 0; i < 16; i++)
+			post_recv(e.s.qp, e.s.buf + 64 * i, 64, e.s.mr->lkey,
+				  100 + i);
+		e2e_poll(e.c.cq, wc, 16, E2E_WAIT_MS);
+	}
+	used = cpu_ms();
+	nanosleep(&quiet, NULL);
+	used = cpu_ms() - used;
+	require(used < 60, "%lld ms of processor time in 300 ms of quiet",
+		used);
+	e2e_teardown(&e);
+}
+END_TEST
+
 /*
  * A poll that finds the CQ empty once, after one that found completions,
  * leaves the connection with the loop: a program that polls until its
@@ -1301,6 +1340,7 @@ static Suite *progress_suite(void)
 	tcase_add_test(tc, thread_mode_sends_a_burst_with_the_next_poll);
 	tcase_add_test(tc, thread_mode_sends_a_burst_nobody_polls_for);
 	tcase_add_test(tc, thread_mode_sends_a_burst_when_a_cq_is_armed);
+	tcase_add_test(tc, thread_mode_loops_sleep_once_data_stops);
 	tcase_add_test(tc, thread_mode_one_empty_poll_leaves_the_connection_to_the_loop);
 	tcase_add_test(tc, thread_mode_sends_the_rest_when_polls_stop);
 	tcase_add_test(tc, disconnect_sends_a_burst_first);

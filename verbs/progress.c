@@ -31,12 +31,21 @@
 /* The loop the calling thread is dispatching, if any. */
 static _Thread_local struct progress_loop *dispatching;
 
+/* A library thread: runs its loop, looking on a while after data came. */
 static void *loop_thread(void *arg)
 {
 	struct progress_loop *l = arg;
 
 	dispatching = l;
-	event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY);
+	while (!event_base_got_break(l->base)) {
+		if (spin_still_flowing()) {
+			event_base_loop(l->base, EVLOOP_NONBLOCK);
+			spin_yield();
+		} else {
+			event_base_loop(l->base, EVLOOP_ONCE |
+							 EVLOOP_NO_EXIT_ON_EMPTY);
+		}
+	}
 	return NULL;
 }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The short spin of a thread waiting in iw_progress_cq(): while a stream
- * flows it looks again instead of sleeping, so that its sender seldom has
- * to wake it, and it stops when other threads want its processor.
+ * The short spin of a thread waiting for data, in iw_progress_cq() or a
+ * library thread's loop: while a stream flows it looks again instead of
+ * sleeping, so that its sender seldom has to wake it, and it stops when
+ * other threads want its processor (a program whose busy threads watch
+ * memory while a library thread places its data, as ib_write_lat does).
  */
 #ifndef IWARP_VERBS_SPIN_H
 #define IWARP_VERBS_SPIN_H
