@@ -556,6 +556,42 @@ START_TEST(listener_destroyed_while_connections_pour_in)
 }
 END_TEST
 
+/*
+ * A connection that drops before its MPA Request is freed in the loop,
+ * which may come to it after the application has destroyed its listener
+ * and their channel: nothing of the channel may be touched then (under
+ * the sanitizers, a use after free fails this).
+ */
+START_TEST(channel_destroyed_right_after_its_listener)
+{
+	struct iw_context *ctx = iw_open(NULL);
+
+	ck_assert_ptr_nonnull(ctx);
+	for (int round = 0; round < 200; round++) {
+		struct iw_cm_channel *ch = iw_create_cm_channel(ctx);
+		struct iw_cm_id *l;
+		struct storm st;
+		pthread_t t;
+
+		ck_assert_ptr_nonnull(ch);
+		l = iw_create_id(ch, NULL);
+		ck_assert_ptr_nonnull(l);
+		ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", BACKLOG), 0);
+		e2e_port(l, st.port, sizeof(st.port));
+		atomic_init(&st.stop, false);
+		atomic_init(&st.made, 0);
+		ck_assert_int_eq(pthread_create(&t, NULL, connect_storm, &st), 0);
+		while (atomic_load(&st.made) < 10)
+			usleep(200);
+		ck_assert_int_eq(iw_destroy_id(l), 0);
+		ck_assert_int_eq(iw_destroy_cm_channel(ch), 0);
+		atomic_store(&st.stop, true);
+		pthread_join(t, NULL);
+	}
+	ck_assert_int_eq(iw_close(ctx), 0);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
 	Suite *s = suite_create("hostile");
@@ -569,6 +605,7 @@ static Suite *hostile_suite(void)
 	tcase_add_loop_test(tc, request_with_its_fin_is_never_answered, 0, 2);
 	tcase_add_test(tc, maximal_private_data_is_taken_and_more_is_closed_at_once);
 	tcase_add_test(tc, listener_destroyed_while_connections_pour_in);
+	tcase_add_test(tc, channel_destroyed_right_after_its_listener);
 	suite_add_tcase(s, tc);
 	return s;
 }

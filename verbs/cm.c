@@ -586,7 +586,13 @@ static void id_free(struct iw_cm_id *id)
 		progress_quiesce_qp(qp);
 	if (id->has_tp)
 		tp_free(&id->tp);
-	channel_forget(id->ch, id, NULL, 0);
+	/*
+	 * One the application never saw put no event there, and may be freed
+	 * in the loop after the application destroyed its listener and their
+	 * channel (destroy_later()).
+	 */
+	if (!id->internal)
+		channel_forget(id->ch, id, NULL, 0);
 	pthread_mutex_destroy(&id->lock);
 	id_release(id);
 }
