@@ -517,6 +517,24 @@ static void *connect_storm(void *arg)
 	return NULL;
 }
 
+/* Starts a storm at @l's port and waits until @n connections were made. */
+static void storm_start(struct storm *st, pthread_t *t, struct iw_cm_id *l,
+			int n)
+{
+	e2e_port(l, st->port, sizeof(st->port));
+	atomic_init(&st->stop, false);
+	atomic_init(&st->made, 0);
+	ck_assert_int_eq(pthread_create(t, NULL, connect_storm, st), 0);
+	while (atomic_load(&st->made) < n)
+		usleep(200);
+}
+
+static void storm_stop(struct storm *st, pthread_t t)
+{
+	atomic_store(&st->stop, true);
+	pthread_join(t, NULL);
+}
+
 /*
  * Connections pouring in faster than they can be taken hold neither the
  * progress thread (a good connection of the same context is pinged
@@ -539,17 +557,11 @@ START_TEST(listener_destroyed_while_connections_pour_in)
 		pthread_t t;
 
 		ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", BACKLOG), 0);
-		e2e_port(l, st.port, sizeof(st.port));
-		atomic_init(&st.stop, false);
-		atomic_init(&st.made, 0);
-		ck_assert_int_eq(pthread_create(&t, NULL, connect_storm, &st), 0);
-		while (atomic_load(&st.made) < 20)
-			usleep(1000);
+		storm_start(&st, &t, l, 20);
 		if (round % 30 == 0)
 			ck_assert_int_lt(e2e_ping(&e, (uint32_t)round, 2000), 2000);
 		ck_assert_int_eq(iw_destroy_id(l), 0);
-		atomic_store(&st.stop, true);
-		pthread_join(t, NULL);
+		storm_stop(&st, t);
 	}
 	expect_no_event(e.s.ch, 0);
 	e2e_teardown(&e);
@@ -577,16 +589,10 @@ START_TEST(channel_destroyed_right_after_its_listener)
 		l = iw_create_id(ch, NULL);
 		ck_assert_ptr_nonnull(l);
 		ck_assert_int_eq(iw_listen(l, "127.0.0.1", "0", BACKLOG), 0);
-		e2e_port(l, st.port, sizeof(st.port));
-		atomic_init(&st.stop, false);
-		atomic_init(&st.made, 0);
-		ck_assert_int_eq(pthread_create(&t, NULL, connect_storm, &st), 0);
-		while (atomic_load(&st.made) < 10)
-			usleep(200);
+		storm_start(&st, &t, l, 10);
 		ck_assert_int_eq(iw_destroy_id(l), 0);
 		ck_assert_int_eq(iw_destroy_cm_channel(ch), 0);
-		atomic_store(&st.stop, true);
-		pthread_join(t, NULL);
+		storm_stop(&st, t);
 	}
 	ck_assert_int_eq(iw_close(ctx), 0);
 }
