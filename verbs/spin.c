@@ -20,7 +20,7 @@
 /* The calling thread's spin: its reads when they last moved, and when. */
 struct spin {
 	unsigned long reads;
-	long long since, look, off_until, backoff;
+	long long since, off_until, backoff;
 };
 static _Thread_local struct spin spin;
 
@@ -38,7 +38,6 @@ bool spin_still_flowing(void)
 	unsigned long reads = tp_thread_reads();
 	long long now = now_ns();
 
-	spin.look = now;
 	if (reads != spin.reads) {
 		spin.reads = reads;
 		spin.since = now;
@@ -47,16 +46,17 @@ bool spin_still_flowing(void)
 }
 
 /*
- * Yields between looks.  Only the yield is timed: a look that placed a
- * burst of data takes long too, and says nothing about other threads.
+ * Yields between looks.  Only the yield is timed: the look before it may
+ * have placed a burst of data, which takes long too and says nothing
+ * about other threads.
  */
 void spin_yield(void)
 {
-	long long now;
+	long long before = now_ns(), now;
 
 	sched_yield();
 	now = now_ns();
-	if (now - spin.look <= SPIN_PREEMPTED_NS)
+	if (now - before <= SPIN_PREEMPTED_NS)
 		return;
 	spin.backoff = spin_backoff_next(spin.backoff, now - spin.off_until);
 	spin.off_until = now + spin.backoff;
