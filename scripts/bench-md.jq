@@ -43,7 +43,12 @@ def target($row):
 "with the lowest and highest of its rounds in brackets; " +
 "N threads: `--progress N`, a library thread per connection, for the " +
 "rows of N connections." +
-(if .idle_qps then "  Idle rows: \(.idle_qps) idle QPs." else "" end),
+(if .idle_qps then "  Idle rows: \(.idle_qps) idle QPs." else "" end) +
+(.host.copy_distance as $c | if $c == null then "" else
+ "  `scripts/copy-distance`: the processor's `rep movsb` copies 4 KiB " +
+ "at \($c.near) GB/s when the destination lies 1 to 15 octets past " +
+ "the source within a page, at \($c.mid) at 16 to 31, \($c.far) at " +
+ "32 to 63 and \($c.rest) elsewhere." end),
 "",
 "| pattern | manual | thread | N threads | best | target | |",
 "|---|---|---|---|---|---|---|",

@@ -27,6 +27,16 @@ jq -e '[.raw[] | select(.failed)] == [] and (.raw | length) == 11 and
 	.rounds == 1 and .idle_qps == 40 and .host.cores > 0 and
 	(.host.kernel | length) > 0 and .peers == []' "$r" >/dev/null ||
 	fail "results: $(jq -c 'del(.raw, .rows)' "$r")"
+# the string copy's rates by distance in the results and the table's
+# header, where scripts/copy-distance can time them (x86-64 with cc)
+if [ "$(uname -m)" = x86_64 ] && command -v cc >/dev/null 2>&1; then
+	jq -e '.host.copy_distance | .near > 0 and .mid > 0 and .far > 0 and
+		.rest > 0' "$r" >/dev/null ||
+		fail "copy distance: $(jq -c .host.copy_distance "$r")"
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
+	grep -q ' `rep movsb` copies 4 KiB at [0-9.]* GB/s when the destination lies 1 to 15 octets past the source within a page, at [0-9.]* at 16 to 31, [0-9.]* at 32 to 63 and [0-9.]* elsewhere\.' \
+		"$work/stdout" || fail "copy distance: $(head -n 1 "$work/stdout")"
+fi
 # the rows of those runs: Send latency p50 and p99, the two rates and
 # their quotient, N = 2, and the three idle rows
 jq -e '[.rows[].run] == ["lat_send", "lat_send", "rate_write_64",
@@ -92,6 +102,8 @@ jq -r -f "$top_srcdir/scripts/bench-md.jq" "$work/sliced.json" |
 	fail "the sliced table's header: $(jq -r -f "$top_srcdir/scripts/bench-md.jq" "$work/sliced.json" | head -n 1)"
 ! grep -q 'slices' "$work/rounds.md" ||
 	fail "an unsliced table speaks of slices: $(head -n 1 "$work/rounds.md")"
+! grep -q 'rep movsb' "$work/rounds.md" ||
+	fail "a table of no copy rates speaks of them: $(head -n 1 "$work/rounds.md")"
 
 # Markdown: a line per row after the header, and the same in the README
 [ "$(grep -c '^| ' "$work/stdout")" -eq 10 ] ||
