@@ -31,9 +31,14 @@ def side($row; $abs):
 def value($spec; $mode; $run):
 	one($spec.run; $mode; $run) as $row |
 	if $spec.value == "send_over_write" then
+		# each rate against TCP's in its own run: the two runs are
+		# minutes apart, and the machine's speed drifts between them
 		one("rate_write_64"; $mode; $run) as $w |
-		if $row == null or $w == null or ($w.mmsgps // 0) == 0 then null
-		else $row.mmsgps / $w.mmsgps end
+		if $row == null or $w == null or
+		   ([$row.tcp.mmsgps, $w.mmsgps, $w.tcp.mmsgps] |
+		    any(. == null or . == 0)) then null
+		else ($row.mmsgps / $row.tcp.mmsgps) /
+		     ($w.mmsgps / $w.tcp.mmsgps) end
 	elif $spec.value == "idle_lat" then
 		one("lat_send"; $mode; $run) as $base |
 		if $row == null or $base == null then null
