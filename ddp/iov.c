@@ -82,17 +82,17 @@ static inline int iov_copy(const struct iovec *iov, int iovcnt, size_t off,
 		take = iov[i].iov_len - off;
 		if (take > len)
 			take = len;
-		if (in)
-			memcpy(b, p, take);
-		else
-			copy_small(p, b, take);
+		copy_small(in ? b : p, in ? p : b, take);
 		p += take;
 		len -= take;
 	}
 	return 0;
 }
 
-/* Copies @len octets to buffer-list offset @off; -EMSGSIZE if they overrun. */
+/*
+ * Copies @len octets to buffer-list offset @off; -EMSGSIZE if they
+ * overrun.  Small pieces are copied inline: a small Send lands with it.
+ */
 int ddp_iov_copy_in(const struct iovec *iov, int iovcnt, size_t off,
 		    const uint8_t *p, size_t len)
 {

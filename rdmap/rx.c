@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lib/byteorder.h"
+#include "lib/copy.h"
 #include "lib/error.h"
 #include "rdmap/rdmap_internal.h"
 
@@ -168,7 +169,8 @@ static void take_recv(struct rdmap_qp *qp)
 		cur->wr_id = r->wr_id;
 		cur->len = r->len;
 		cur->iovcnt = r->iovcnt;
-		memcpy(cur->iov, r->iov, (size_t)r->iovcnt * sizeof(*r->iov));
+		copy_small(cur->iov, r->iov,
+			   (size_t)r->iovcnt * sizeof(*r->iov));
 		qp->rq_tail++;
 		qp->rq_count--;
 		qp->have_cur_recv = true;
@@ -360,7 +362,7 @@ static int ulpdu_data(void *arg, const uint8_t *p, size_t n)
 
 		if (take > n)
 			take = n;
-		memcpy(s->hdr + s->hdr_have, p, take);
+		copy_small(s->hdr + s->hdr_have, p, take);
 		s->hdr_have = (uint16_t)(s->hdr_have + take);
 		p += take;
 		n -= take;
