@@ -33,7 +33,13 @@
 
 #include "perf.h"
 
-#define BATCH 64
+#define BATCH 64 /* completions a poll takes while ping-ponging */
+/*
+ * ... and while streaming: a whole depth that completed at once is then
+ * posted again as one chain, as TCP's reference writes up to DEPTH
+ * messages (at most 1024) a writev.
+ */
+#define STREAM_POLL_MAX 1024
 
 struct perf_client {
 	struct perf_dev d;
@@ -57,6 +63,7 @@ struct perf_client {
 	uint64_t msgs_sent[PERF_MAX_QPS];
 	double t_last; /* the latest completion of the pattern */
 	char conn[160];
+	struct iw_wc wc[STREAM_POLL_MAX];
 };
 
 /* The last octet's value in iteration @i: never 0, the buffers' start. */
@@ -180,14 +187,13 @@ static int handle_wc(struct perf_client *c, const struct iw_wc *wc,
 /* Polls once without waiting and handles what came. */
 static int drain(struct perf_client *c)
 {
-	struct iw_wc wc[BATCH];
-	int n = iw_poll_cq(c->d.cq, BATCH, wc);
+	int n = iw_poll_cq(c->d.cq, STREAM_POLL_MAX, c->wc);
 	double now = tool_now_us();
 
 	if (n < 0)
 		return perf_fail("poll: %s", iw_strerror(n));
 	for (int k = 0; k < n; k++)
-		if (handle_wc(c, &wc[k], now) < 0)
+		if (handle_wc(c, &c->wc[k], now) < 0)
 			return -1;
 	return n;
 }
@@ -195,8 +201,8 @@ static int drain(struct perf_client *c)
 /* Waits (bounded) for completions and handles them; returns how many. */
 static int wait_some(struct perf_client *c, const char *what)
 {
-	struct iw_wc wc[BATCH];
-	int n = perf_poll(&c->d, wc, BATCH, c->o->timeout_ms, 0);
+	int n = perf_poll(&c->d, c->wc, STREAM_POLL_MAX, c->o->timeout_ms,
+			  0);
 	double now = tool_now_us();
 
 	if (n == 0)
@@ -205,7 +211,7 @@ static int wait_some(struct perf_client *c, const char *what)
 	if (n < 0)
 		return -1;
 	for (int k = 0; k < n; k++)
-		if (handle_wc(c, &wc[k], now) < 0)
+		if (handle_wc(c, &c->wc[k], now) < 0)
 			return -1;
 	return n;
 }
