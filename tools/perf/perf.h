@@ -28,6 +28,13 @@
 #define PERF_MAX_DEPTH 16383 /* the RFC 6581 IRD/ORD limit bounds Reads */
 #define PERF_SERVER_MAX (1ull << 30) /* --max-size default */
 #define PERF_MAX_SLICES 64
+/*
+ * Completions a stream's poll takes, at either end: a whole depth that
+ * completed at once then goes out again as one chain (its receives, at
+ * the server), as the TCP comparison writes up to DEPTH messages, at
+ * most 1024 pieces, a writev.
+ */
+#define PERF_STREAM_POLL 1024
 #define PERF_MIN_SLICE_S 0.1 /* a slice is long beside a pipeline's start */
 
 enum perf_mode { PERF_BW, PERF_LAT, PERF_RATE };

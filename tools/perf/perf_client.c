@@ -34,12 +34,6 @@
 #include "perf.h"
 
 #define BATCH 64 /* completions a poll takes while ping-ponging */
-/*
- * ... and while streaming: a whole depth that completed at once is then
- * posted again as one chain, as TCP's reference writes up to DEPTH
- * messages (at most 1024) a writev.
- */
-#define STREAM_POLL_MAX 1024
 
 struct perf_client {
 	struct perf_dev d;
@@ -63,7 +57,7 @@ struct perf_client {
 	uint64_t msgs_sent[PERF_MAX_QPS];
 	double t_last; /* the latest completion of the pattern */
 	char conn[160];
-	struct iw_wc wc[STREAM_POLL_MAX];
+	struct iw_wc wc[PERF_STREAM_POLL];
 };
 
 /* The last octet's value in iteration @i: never 0, the buffers' start. */
@@ -187,7 +181,7 @@ static int handle_wc(struct perf_client *c, const struct iw_wc *wc,
 /* Polls once without waiting and handles what came. */
 static int drain(struct perf_client *c)
 {
-	int n = iw_poll_cq(c->d.cq, STREAM_POLL_MAX, c->wc);
+	int n = iw_poll_cq(c->d.cq, PERF_STREAM_POLL, c->wc);
 	double now = tool_now_us();
 
 	if (n < 0)
@@ -201,7 +195,7 @@ static int drain(struct perf_client *c)
 /* Waits (bounded) for completions and handles them; returns how many. */
 static int wait_some(struct perf_client *c, const char *what)
 {
-	int n = perf_poll(&c->d, c->wc, STREAM_POLL_MAX, c->o->timeout_ms,
+	int n = perf_poll(&c->d, c->wc, PERF_STREAM_POLL, c->o->timeout_ms,
 			  0);
 	double now = tool_now_us();
 

@@ -26,12 +26,8 @@
 
 #include "perf.h"
 
-/*
- * Completions a poll takes: every receive the client's Sends used since
- * the last (up to 1024, as the client takes its own), so that they are
- * posted again as one chain and granted in one CREDIT.
- */
-#define BATCH 1024
+/* all the receives the client's Sends used since the last poll */
+#define BATCH PERF_STREAM_POLL
 #define SERVER_SEND_WR 64
 
 struct server {
