@@ -546,6 +546,28 @@ static void arm_write(struct tp_conn *c, bool on)
 }
 
 /*
+ * A write soon after a read makes Linux take the connection for request
+ * and response and hold its ACKs back to ride on the next reply.  Amid a
+ * stream the peer sends (our write a credit or a Read Request), the peer
+ * would then pace itself to late ACKs: after this much read since our
+ * last write, TCP_QUICKACK takes the connection out of that mode again.
+ * Request and response proper is left as it is, at no extra system call.
+ */
+#define TP_STREAM_RX (256 * 1024)
+
+static void keep_acks_prompt(struct tp_conn *c)
+{
+#ifdef TCP_QUICKACK
+	int one = 1;
+
+	/* best effort: without it only the peer's pace suffers */
+	if (c->rx_since_tx >= TP_STREAM_RX)
+		setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+#endif
+	c->rx_since_tx = 0;
+}
+
+/*
  * Sends what the owner has ready, several FPDUs per call, until it has
  * nothing more or the socket is full (then the write event takes over, or
  * the next poll of a thread that polls the connection: arm_write()).
@@ -580,6 +602,7 @@ int tp_kick(struct tp_conn *c)
 			return -errno;
 		}
 		trace_data(c, true, iov, n, (size_t)w);
+		keep_acks_prompt(c);
 		c->ops->tx_advance(c->arg, (size_t)w);
 		if (c->shut)
 			return 0;
@@ -660,6 +683,7 @@ static void read_some(struct tp_conn *c)
 			return;
 		}
 		thread_reads++;
+		c->rx_since_tx += (size_t)r;
 		trace_data(c, false, iov, n, (size_t)r);
 		/* a bulk stream: find the next frame's headers before its payload */
 		c->rx_resync = staged == buf_len && (size_t)r == want;

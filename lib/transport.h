@@ -94,6 +94,7 @@ struct tp_conn {
 				 * inside it */
 	bool write_armed;
 	bool tx_blocked; /* the socket was full when we last sent */
+	size_t rx_since_tx; /* octets read since we last sent */
 	bool polled;	 /* a thread polls it: the loop watches nothing */
 	bool shut; /* no more callbacks into the owner */
 	bool eof_seen;

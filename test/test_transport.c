@@ -5,11 +5,13 @@
  * buffer whenever it knows where the next octets go; what the reads put
  * through the transport's buffer instead (and the owner then copies) is
  * counted.  Writes: who sends a stream larger than the socket holds, the
- * loop or a thread that polls.
+ * loop or a thread that polls; and whether a write leaves the kernel
+ * acknowledging a stream that comes in at once.
  */
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -452,6 +454,76 @@ START_TEST(a_polled_connection_sends_at_its_polls_only)
 }
 END_TEST
 
+/*
+ * Whether Linux acknowledges what comes in at once (1), or holds its ACKs
+ * back for the next reply as for request and response (0).
+ */
+static int acks_prompt(const struct link *l)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	ck_assert_int_eq(getsockopt(l->fd, IPPROTO_TCP, TCP_QUICKACK, &v, &len),
+			 0);
+	return v;
+}
+
+/* The owner sends @n octets, all of which the socket takes at once. */
+static void reply(struct link *l, uint8_t *msg, size_t n)
+{
+	l->o.tx_src = msg;
+	l->o.tx_len = n;
+	l->o.tx_sent = 0;
+	ck_assert_int_eq(tp_kick(&l->c), 0);
+	ck_assert_uint_eq(l->o.tx_sent, n);
+}
+
+/*
+ * A short message sent amid a stream that comes in (a credit, a Read
+ * Request) must not make the kernel delay its ACKs to the streaming peer
+ * as it does after a reply to a request: the peer would pace itself to
+ * the late ACKs.
+ */
+START_TEST(a_message_amid_a_stream_leaves_the_acks_prompt)
+{
+	enum { LEN = 65532, CHUNKS = 6 };
+	static uint8_t wire[LEN + 4], msg[48];
+	struct link l;
+
+	link_open(&l);
+	for (int i = 0; i < CHUNKS; i++) {
+		arrive(&l, wire, frames(wire, i, 1, LEN));
+		tp_poll(&l.c);
+	}
+	ck_assert_uint_eq(l.o.placed, (size_t)CHUNKS * LEN);
+	reply(&l, msg, sizeof(msg));
+	ck_assert_int_eq(acks_prompt(&l), 1);
+	link_close(&l);
+}
+END_TEST
+
+/*
+ * Request and response is left to the kernel: a reply to each of a few
+ * short requests goes out with no more than the write, and the kernel
+ * then holds its ACKs back to ride on the replies.
+ */
+START_TEST(replies_to_short_requests_are_left_to_the_kernel)
+{
+	static uint8_t wire[64], msg[8];
+	struct link l;
+
+	link_open(&l);
+	for (int i = 0; i < 3; i++) {
+		arrive(&l, wire, frames(wire, i, 1, 8));
+		tp_poll(&l.c);
+		reply(&l, msg, sizeof(msg));
+	}
+	ck_assert_uint_eq(l.o.placed, 3 * 8);
+	ck_assert_int_eq(acks_prompt(&l), 0);
+	link_close(&l);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("transport");
@@ -467,6 +539,8 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("writes");
 	tcase_add_test(tc, a_polled_connection_sends_at_its_polls_only);
+	tcase_add_test(tc, a_message_amid_a_stream_leaves_the_acks_prompt);
+	tcase_add_test(tc, replies_to_short_requests_are_left_to_the_kernel);
 	suite_add_tcase(s, tc);
 	return s;
 }
