@@ -860,6 +860,141 @@ START_TEST(thread_mode_sends_the_rest_when_polls_stop)
 }
 END_TEST
 
+/* ---- manual mode: a connection its polls own -------------------------- */
+
+enum { HELD_WRITES = 8 }; /* 16 MiB: more than both sockets hold */
+
+/*
+ * Posts HELD_WRITES Writes of the whole 2 MiB buffer and a Send behind
+ * them, in one call; the Send's receive is posted on the server.
+ */
+static void post_held_writes(struct manual *m, uint64_t first_id)
+{
+	struct e2e_side *c = &m->e.c, *s = &m->e.s;
+	struct iw_sge sge = { (uintptr_t)c->buf, (uint32_t)c->len, c->mr->lkey };
+	struct iw_sge last = { (uintptr_t)c->buf, 64, c->mr->lkey };
+	struct iw_send_wr wr[HELD_WRITES + 1], *bad;
+
+	post_recv(s->qp, s->buf, 64, s->mr->lkey, first_id);
+	for (int i = 0; i <= HELD_WRITES; i++)
+		wr[i] = (struct iw_send_wr){
+			.wr_id = first_id + (uint64_t)i, .sg_list = &sge,
+			.num_sge = 1, .opcode = IW_WR_RDMA_WRITE,
+			.send_flags = IW_SEND_SIGNALED,
+			.rdma = { (uintptr_t)s->buf, s->mr->rkey },
+			.next = i < HELD_WRITES ? &wr[i + 1] : NULL,
+		};
+	wr[HELD_WRITES].opcode = IW_WR_SEND;
+	wr[HELD_WRITES].sg_list = &last;
+	ck_assert_int_eq(iw_post_send(c->qp, wr, &bad), 0);
+}
+
+/*
+ * The server's side alone reads what has come, a few times over; true
+ * when the Send behind the Writes came, and with it all of them.
+ */
+static bool drain_server(struct manual *m)
+{
+	struct iw_wc wc;
+	bool came = false;
+
+	for (int i = 0; i < 64; i++) {
+		int n = iw_poll_cq(m->e.s.cq, 1, &wc);
+
+		ck_assert_int_ge(n, 0);
+		if (n) {
+			ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+			came = true;
+		}
+		ck_assert_int_eq(iw_progress(m->ctx[1], 0), 0);
+	}
+	return came;
+}
+
+/*
+ * Empty polls of a CQ with no queue pair: in manual mode one in 32 runs
+ * the context's loop in passing, as another thread's polls of its own
+ * CQ do.  Returns how many times the process wrote to a socket meanwhile.
+ */
+static int polls_elsewhere(struct iw_cq *other)
+{
+	struct iw_wc wc;
+
+	count_sendmsgs(true);
+	for (int i = 0; i < 4 * 32; i++)
+		ck_assert_int_eq(iw_poll_cq(other, 1, &wc), 0);
+	count_sendmsgs(false);
+	return atomic_load(&sendmsgs);
+}
+
+/*
+ * In manual mode too, a connection that the application's polls of an
+ * empty CQ move on is theirs alone.  The client's Writes fill its socket
+ * while the server reads nothing; two empty polls take the connection;
+ * the server then reads, and the socket has room again.  Polls of
+ * another CQ, which run the loop in passing, send nothing on it (were it
+ * the loop's, each thread's polls would send other threads' streams and
+ * wait for the locks their own pollers hold).  iw_progress(), which
+ * reads and sends on every connection, takes it back and sends.  And
+ * once the polls stop, the loop takes it back by itself: a second such
+ * batch leaves with nobody polling the client's CQ.
+ */
+START_TEST(manual_mode_the_loop_leaves_a_polled_connection_alone)
+{
+	enum { N = HELD_WRITES + 1 };
+	struct manual m;
+	struct e2e_side *c = &m.e.c, *s = &m.e.s;
+	struct iw_wc wc[N];
+	struct iw_cq *other;
+	long long end;
+	int done = 0, empty = 0, writes;
+
+	manual_connect(&m);
+	manual_warm_up(&m);
+	other = iw_create_cq(c->ctx, 4, NULL);
+	ck_assert_ptr_nonnull(other);
+	e2e_fill(c->buf, c->len, 3);
+	post_held_writes(&m, 0);
+	while (empty < 2) {
+		int n = iw_poll_cq(c->cq, N - done, wc + done);
+
+		ck_assert_int_ge(n, 0);
+		done += n;
+		empty = n ? 0 : empty + 1;
+	}
+	require(!drain_server(&m), "the Writes did not fill the sockets");
+	writes = polls_elsewhere(other);
+	require(writes == 0, "polls of another CQ wrote %d times to a "
+		"connection that polls own", writes);
+	count_sendmsgs(true);
+	ck_assert_int_eq(iw_progress(m.ctx[0], 0), 0);
+	count_sendmsgs(false);
+	require(atomic_load(&sendmsgs) > 0,
+		"iw_progress() did not send what the socket held back");
+	manual_poll(&m, c->cq, wc + done, N - done);
+	for (end = now_ms() + E2E_WAIT_MS; !drain_server(&m);)
+		require(now_ms() < end, "the Send never came");
+	ck_assert_mem_eq(s->buf, c->buf, c->len);
+
+	/* the client's CQ polled empty, then no more: the loop takes it */
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(iw_poll_cq(c->cq, 1, wc), 0);
+	e2e_fill(c->buf, c->len, 4);
+	post_held_writes(&m, 100);
+	for (end = now_ms() + E2E_WAIT_MS; !drain_server(&m);) {
+		require(now_ms() < end, "the loop never took the connection");
+		polls_elsewhere(other);
+		usleep(1000);
+	}
+	ck_assert_mem_eq(s->buf, c->buf, c->len);
+	manual_poll(&m, c->cq, wc, N);
+	for (int i = 0; i < N; i++)
+		ck_assert_uint_eq(wc[i].wr_id, 100 + (uint64_t)i);
+	ck_assert_int_eq(iw_destroy_cq(other), 0);
+	manual_close(&m);
+}
+END_TEST
+
 /*
  * A disconnect right after the posts sends them first: they complete,
  * and the peer receives them, before the stream ends.
@@ -1343,6 +1478,7 @@ static Suite *progress_suite(void)
 	tcase_add_test(tc, thread_mode_loops_sleep_once_data_stops);
 	tcase_add_test(tc, thread_mode_one_empty_poll_leaves_the_connection_to_the_loop);
 	tcase_add_test(tc, thread_mode_sends_the_rest_when_polls_stop);
+	tcase_add_test(tc, manual_mode_the_loop_leaves_a_polled_connection_alone);
 	tcase_add_test(tc, disconnect_sends_a_burst_first);
 	tcase_add_test(tc, thread_mode_spinner_serves_a_cq_nobody_polls);
 	tcase_add_test(tc, cq_many_producers_many_pollers_each_completion_once);

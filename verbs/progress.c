@@ -204,18 +204,22 @@ static void take_over(struct progress_loop *l, struct iw_cm_id *id);
  * before, has just moved the connection on (with its lock held).  Where a
  * library thread watches the socket too, it would wake for every message
  * only to find it taken, and on a small machine take the CPU from the
- * very thread that polls: it stops watching until such polls stop, or
- * until the application arms a CQ to sleep on.  Polls that find
- * completions do not count, nor does one empty poll after them: an
+ * very thread that polls.  In manual mode other threads' polls run the
+ * loop in passing: they would send this stream whenever its socket made
+ * room, and wait for the lock its own poller holds.  So the loop stops
+ * watching until such polls stop, until the application arms a CQ to
+ * sleep on, or in manual mode until it calls iw_progress().  Polls that
+ * find completions do not count, nor does one empty poll after them: an
  * application that polls until its send completes and then spins on
  * memory for a peer's RDMA Write, as latency tests do, needs the loop to
- * place that Write.
+ * place that Write.  An application's own event_base has no reclaim
+ * timer: its loop keeps every connection.
  */
 void progress_polled(struct iw_cm_id *id)
 {
 	struct progress_loop *l = id->loop;
 
-	if (!l || !l->thread_running)
+	if (!l || !l->reclaim)
 		return;
 	id->app_polls++;
 	if (id->app_polled || !id->qp || qp_armed(id->qp))
@@ -260,23 +264,21 @@ void progress_unpoll(struct iw_cm_id *id)
 }
 
 /*
- * The loop's timer: a connection nobody has polled since the last look
- * goes back to the loop.  One whose lock is taken is being polled now.
- * Work posted after the last poll leaves now, at the latest.
+ * Gives the loop back the connections nobody has polled since the last
+ * look, or with @all every one (but those a thread sleeps on in
+ * iw_progress_cq()).  One whose lock is taken is being polled now.  Work
+ * posted after the last poll leaves now, at the latest.  In the loop.
  */
-static void on_reclaim(evutil_socket_t fd, short what, void *arg)
+static void reclaim(struct progress_loop *l, bool all)
 {
-	struct progress_loop *l = arg;
 	struct iw_cm_id *id, *next;
 
-	(void)fd;
-	(void)what;
 	pthread_mutex_lock(&l->owned_lock);
 	for (id = l->owned; id; id = next) {
 		next = id->owned_next;
 		if (pthread_mutex_trylock(&id->lock))
 			continue;
-		if (id->app_polls == id->app_polls_seen &&
+		if ((all || id->app_polls == id->app_polls_seen) &&
 		    !(id->qp && progress_qp_waited(id->qp)))
 			give_back(id);
 		else
@@ -288,11 +290,19 @@ static void on_reclaim(evutil_socket_t fd, short what, void *arg)
 		}
 		pthread_mutex_unlock(&id->lock);
 	}
-	if (!l->owned) {
+	if (!l->owned && l->reclaim_armed) {
 		event_del(l->reclaim);
 		l->reclaim_armed = false;
 	}
 	pthread_mutex_unlock(&l->owned_lock);
+}
+
+/* The loop's timer: see RECLAIM_US. */
+static void on_reclaim(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	reclaim(arg, false);
 }
 
 /* A CQ was armed: its QPs' sockets go back to the loop at once. */
@@ -399,10 +409,12 @@ void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg)
 /*
  * Manual mode: runs the loop once, unless another thread is running it:
  * waiting up to @timeout_ms (-1: no bound) for something to happen, and
- * for @fd to become readable when it is not -1.  Returns false when
- * another thread had the loop.
+ * for @fd to become readable when it is not -1; with @take_back, first
+ * taking back the connections that polls own (reclaim()).  Returns false
+ * when another thread had the loop.
  */
-static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms)
+static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms,
+		       bool take_back)
 {
 	struct progress_loop *l = &ctx->loops[0];
 	struct event *fd_ev = NULL, *timer = NULL;
@@ -411,6 +423,8 @@ static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms)
 	    pthread_mutex_trylock(&l->dispatch))
 		return false;
 	dispatching = l;
+	if (take_back)
+		reclaim(l, true);
 	if (timeout_ms == 0) {
 		event_base_loop(l->base, EVLOOP_NONBLOCK);
 	} else {
@@ -466,11 +480,11 @@ int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms)
 		return -errno;
 	if (fl & O_NONBLOCK) {
 		if (!fd_readable(fd, 0))
-			manual_run(ctx, -1, 0);
+			manual_run(ctx, -1, 0, false);
 		return fd_readable(fd, 0) ? 0 : -EAGAIN;
 	}
 	while (!fd_readable(fd, 0)) {
-		if (!manual_run(ctx, fd, timeout_ms))
+		if (!manual_run(ctx, fd, timeout_ms, false))
 			fd_readable(fd, MANUAL_WAIT_SLICE_MS);
 	}
 	return 0;
@@ -565,7 +579,7 @@ void progress_cq(struct iw_cq *cq, bool waiting)
 	progress_qps(cq, start, waiting);
 	/* the CQ's own count: threads polling CQs of their own share nothing */
 	if (ctx->mode == IW_PROGRESS_MANUAL && start % MANUAL_LOOP_EVERY == 0)
-		manual_run(ctx, -1, 0);
+		manual_run(ctx, -1, 0, false);
 }
 
 /*
@@ -726,7 +740,7 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 			break;
 		/* manual mode: the handshakes, and connections nobody polls */
 		if (manual && (!n || loop_due(cq))) {
-			if (manual_run(cq->ctx, -1, n ? 0 : ms) && !n)
+			if (manual_run(cq->ctx, -1, n ? 0 : ms, false) && !n)
 				continue;
 		}
 		if (n && spin_still_flowing()) {
@@ -754,7 +768,7 @@ int iw_progress(struct iw_context *ctx, int timeout_ms)
 		return -EINVAL;
 	if (ctx->mode != IW_PROGRESS_MANUAL)
 		return 0;
-	while (!manual_run(ctx, -1, timeout_ms)) {
+	while (!manual_run(ctx, -1, timeout_ms, true)) {
 		/* another thread runs the loop: give it a slice, then retry */
 		if (timeout_ms == 0)
 			return 0;

@@ -248,9 +248,11 @@ struct iw_cm_id {
 	bool has_tp;
 	struct progress_loop *loop; /* the one watching tp */
 	/*
-	 * The application's polls read the socket; the loop's thread stops
-	 * watching it, so that it does not wake for every message only to
-	 * find it taken.  app_polls counts those polls, for the reclaim timer.
+	 * The application's polls read the socket; the loop stops watching
+	 * it, so that its thread does not wake for every message only to
+	 * find it taken, nor other threads' polls send on it in passing
+	 * (manual mode).  app_polls counts those polls, for the reclaim
+	 * timer.
 	 */
 	bool app_polled;
 	/*
