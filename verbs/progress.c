@@ -187,6 +187,7 @@ static void owned_unlink(struct progress_loop *l, struct iw_cm_id *id)
 static void give_back(struct iw_cm_id *id)
 {
 	id->app_polled = false;
+	id->app_waited = false;
 	owned_unlink(id->loop, id);
 	tp_set_polled(&id->tp, false);
 }
@@ -259,15 +260,18 @@ void progress_unpoll(struct iw_cm_id *id)
 		return;
 	pthread_mutex_lock(&l->owned_lock);
 	id->app_polled = false;
+	id->app_waited = false;
 	owned_unlink(l, id);
 	pthread_mutex_unlock(&l->owned_lock);
 }
 
 /*
  * Gives the loop back the connections nobody has polled since the last
- * look, or with @all every one (but those a thread sleeps on in
- * iw_progress_cq()).  One whose lock is taken is being polled now.  Work
- * posted after the last poll leaves now, at the latest.  In the loop.
+ * look (the timer's), or with @all every one that polls took.  One whose
+ * lock is taken is being polled now; one that a thread waiting in
+ * iw_progress_cq() took is left to the timer's looks, and kept while it
+ * sleeps on it.  Work posted after the last poll leaves now, at the
+ * latest.  In the loop.
  */
 static void reclaim(struct progress_loop *l, bool all)
 {
@@ -278,6 +282,10 @@ static void reclaim(struct progress_loop *l, bool all)
 		next = id->owned_next;
 		if (pthread_mutex_trylock(&id->lock))
 			continue;
+		if (all && id->app_waited) {
+			pthread_mutex_unlock(&id->lock);
+			continue;
+		}
 		if ((all || id->app_polls == id->app_polls_seen) &&
 		    !(id->qp && progress_qp_waited(id->qp)))
 			give_back(id);
@@ -678,6 +686,7 @@ static nfds_t cq_watch(struct iw_cq *cq, struct pollfd *p, nfds_t max,
 				if (!id->app_polled && id->loop &&
 				    id->loop->reclaim)
 					take_over(id->loop, id);
+				id->app_waited = id->app_polled;
 				id->app_polls++;
 				n++;
 			}

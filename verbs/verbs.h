@@ -252,9 +252,11 @@ struct iw_cm_id {
 	 * it, so that its thread does not wake for every message only to
 	 * find it taken, nor other threads' polls send on it in passing
 	 * (manual mode).  app_polls counts those polls, for the reclaim
-	 * timer.
+	 * timer.  app_waited: a thread waiting in iw_progress_cq() took it;
+	 * only the timer gives such a connection back.
 	 */
 	bool app_polled;
+	bool app_waited;
 	/*
 	 * Meanwhile, work posted after another post with no poll between
 	 * them waits for the next poll of the QP's CQs (or the hand-back), so
