@@ -183,12 +183,18 @@ static void owned_unlink(struct progress_loop *l, struct iw_cm_id *id)
 	id->owned_prev = id->owned_next = NULL;
 }
 
-/* With the connection's and the list's locks: the loop watches again. */
-static void give_back(struct iw_cm_id *id)
+/* With the connection's and the list's locks: no thread owns it now. */
+static void disown(struct progress_loop *l, struct iw_cm_id *id)
 {
 	id->app_polled = false;
 	id->app_waited = false;
-	owned_unlink(id->loop, id);
+	owned_unlink(l, id);
+}
+
+/* disown(), and the loop watches the socket again. */
+static void give_back(struct iw_cm_id *id)
+{
+	disown(id->loop, id);
 	tp_set_polled(&id->tp, false);
 }
 
@@ -259,9 +265,7 @@ void progress_unpoll(struct iw_cm_id *id)
 	if (!l || !id->app_polled)
 		return;
 	pthread_mutex_lock(&l->owned_lock);
-	id->app_polled = false;
-	id->app_waited = false;
-	owned_unlink(l, id);
+	disown(l, id);
 	pthread_mutex_unlock(&l->owned_lock);
 }
 
