@@ -140,8 +140,9 @@ int cma_complete(struct cma_id *c);
  * nothing took is tried again every CMA_RETRY_EVERY_MS for up to
  * CMA_RETRY_FOR_MS: a server may listen a moment after its client was
  * told it would (perftest's data connection), and perftest cannot retry.
+ * A loaded or emulated server's moment can pass a second.
  */
-#define CMA_RETRY_FOR_MS 1000
+#define CMA_RETRY_FOR_MS 5000
 #define CMA_RETRY_EVERY_MS 20
 uint64_t cma_now_ms(void);
 int cma_status(int iw_rc);
