@@ -401,11 +401,12 @@ rev1-read-bw|-t read -m bw -s 65536 -n 200 --mpa-rev 1|ib_read_bw -s 65536 -n 20
 EOF
 }
 
-# perftest_cell SCENARIO DIR I NAME OURS_RC: item I's cell, once the guest
-# has said how perftest ended: both ended well, and the side that measures
-# (a passive server does not) has a row with a nonzero figure
+# perftest_cell SCENARIO DIR I NAME OURS_RC [OURS]: item I's cell, once the
+# guest has said how perftest ended: both ended well, and the side that
+# measures (a passive server does not) has a row with a nonzero figure.
+# OURS names the host's program in a failure (iwarp-perf by default).
 perftest_cell() {
-	local dir=$2 name=$4 rc=$5 prc
+	local dir=$2 name=$4 rc=$5 ours=${6:-iwarp-perf} prc
 	prc=$(read_rc "$dir/rc.$3" 150)
 	# (grep reads both itself: under pipefail, a cat cut short by
 	# grep -q would fail the test)
@@ -426,7 +427,7 @@ perftest_cell() {
 		printf 'note: %s/%s: no rate, a perftest clock uncalibrated\n' "$1" "$name"
 		cell "$1/$name" ok
 	else
-		cell "$1/$name" fail "iwarp-perf $rc, perftest ${prc:-?}: $(tail -n 2 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
+		cell "$1/$name" fail "$ours $rc, perftest ${prc:-?}: $(tail -n 4 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
 	fi
 }
 
@@ -749,7 +750,7 @@ compat_perftest_cell() {
 		say "$1/$name: siw's perftest lost the disconnect race after the run"
 		echo 0 >"$dir/rc.$3"
 	fi
-	perftest_cell "$@"
+	perftest_cell "$@" "perftest over libiwarp"
 }
 
 # the perftest items that run with Debian's perftest at both ends
@@ -828,7 +829,8 @@ GUEST
 		done
 		touch "$dir/go.$i"
 		wait "$pid"
-		perftest_cell compat-perftest-client "$dir" "$i" "$name" $?
+		perftest_cell compat-perftest-client "$dir" "$i" "$name" $? \
+			"perftest over libiwarp"
 	done <"$dir/items"
 	wait "$guest_pid" || say "guest of compat-perftest-client: $(cat "$dir/boot.log")"
 }
