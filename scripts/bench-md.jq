@@ -1,4 +1,4 @@
-# scripts/bench's Markdown: results.json as the README shows it.
+# scripts/bench's Markdown: results.json as doc/performance.md shows it.
 
 def num:
 	if . == null then "—"
