@@ -590,6 +590,63 @@ START_TEST(dealloc_pd_refuses_while_its_objects_remain)
 }
 END_TEST
 
+/*
+ * A request whose lkey does not cover its buffer is bad input, EINVAL,
+ * whichever call posts it (compat/ibverbs/errno.c), and names itself.
+ */
+START_TEST(bad_lkey_is_einval_wherever_it_is_posted)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_qp_init_attr_ex xa = { 0 };
+	struct ibv_sge sge;
+	struct ibv_send_wr sw, *sbad;
+	struct ibv_recv_wr rw, *rbad;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp, *xqp;
+	struct ibv_qp_ex *qx;
+	struct fix f;
+
+	fix_open(&f, false);
+	qp = rc_qp(&f, 4);
+	sge = (struct ibv_sge){ (uintptr_t)f.buf, 64, f.mr->lkey ^ 0x80 };
+	sw = (struct ibv_send_wr){ .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND };
+	sbad = NULL;
+	ck_assert_int_eq(ibv_post_send(qp, &sw, &sbad), EINVAL);
+	ck_assert_ptr_eq(sbad, &sw);
+	rw = (struct ibv_recv_wr){ .sg_list = &sge, .num_sge = 1 };
+	rbad = NULL;
+	ck_assert_int_eq(ibv_post_recv(qp, &rw, &rbad), EINVAL);
+	ck_assert_ptr_eq(rbad, &rw);
+	srq = ibv_create_srq(f.pd, &sa);
+	ck_assert_ptr_nonnull(srq);
+	rbad = NULL;
+	ck_assert_int_eq(ibv_post_srq_recv(srq, &rw, &rbad), EINVAL);
+	ck_assert_ptr_eq(rbad, &rw);
+	/* the same through the extended QP's ibv_wr_* batch */
+	xa = (struct ibv_qp_init_attr_ex){
+		.send_cq = f.cq, .recv_cq = f.cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = f.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+	xqp = ibv_create_qp_ex(f.ctx, &xa);
+	ck_assert_ptr_nonnull(xqp);
+	qx = ibv_qp_to_qp_ex(xqp);
+	ck_assert_ptr_nonnull(qx);
+	ibv_wr_start(qx);
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, sge.lkey, sge.addr, sge.length);
+	ck_assert_int_eq(ibv_wr_complete(qx), EINVAL);
+	ck_assert_int_eq(ibv_destroy_qp(xqp), 0);
+	ck_assert_int_eq(ibv_destroy_srq(srq), 0);
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	fix_close(&f);
+}
+END_TEST
+
 static Suite *compat_verbs_suite(void)
 {
 	Suite *s = suite_create("compat_verbs");
@@ -613,6 +670,7 @@ static Suite *compat_verbs_suite(void)
 	tc = tcase_create("errors");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, what_iwarp_cannot_do_fails_cleanly);
+	tcase_add_test(tc, bad_lkey_is_einval_wherever_it_is_posted);
 	tcase_add_test(tc, reg_mr_takes_optional_access_and_iova);
 	tcase_add_test(tc, dealloc_pd_refuses_while_its_objects_remain);
 	suite_add_tcase(s, tc);

@@ -247,7 +247,10 @@ static void wc_from_iw(const struct iw_wc *w, struct ibv_wc *wc)
 	}
 }
 
-/* Up to @n completions; -1 when libiwarp lost one to a full CQ. */
+/*
+ * Up to @n completions; -1 with errno (EOVERFLOW) when libiwarp lost one
+ * to a full CQ and none is left to return.
+ */
 int iwv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct iwv_cq *cq = to_iwv_cq(ibcq);
@@ -258,8 +261,12 @@ int iwv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		int want = n - done < POLL_BATCH ? n - done : POLL_BATCH;
 		int got = iw_poll_cq(cq->iw, want, w);
 
-		if (got < 0)
-			return done ? done : -1;
+		if (got < 0) {
+			if (done)
+				return done;
+			errno = iwv_errno(got);
+			return -1;
+		}
 		for (int i = 0; i < got; i++)
 			wc_from_iw(&w[i], &wc[done + i]);
 		done += got;

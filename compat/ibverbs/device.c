@@ -62,26 +62,6 @@ void iwv_iw_put(void)
 	pthread_mutex_unlock(&iw_lock);
 }
 
-int iwv_errno(int rc)
-{
-	if (rc >= 0)
-		return 0;
-	if (rc > -IW_ERROR_BASE)
-		return -rc;
-	switch (rc) {
-	case -IW_ELOCAL_PROTECTION:
-		return EFAULT;
-	case -IW_ELOCAL_LENGTH:
-		return EINVAL;
-	case -IW_ENO_READ_CREDIT:
-		return EINVAL;
-	case -IW_ECLOSED:
-		return ENOTCONN;
-	default:
-		return EIO;
-	}
-}
-
 /* ---- device list ---------------------------------------------------- */
 
 struct ibv_device **ibv_get_device_list(int *num_devices)

@@ -180,7 +180,7 @@ static inline __be32 iwv_imm_in(uint64_t imm)
 	return htobe32((uint32_t)imm);
 }
 
-/* errno for a negative libiwarp code (libiwarp's own codes become EIO). */
+/* errno.c: the errno rdma-core gives for a libiwarp return code, 0 for 0 */
 int iwv_errno(int rc);
 
 /* device.c */

@@ -455,15 +455,6 @@ unsigned int iwv_send_flags(unsigned int f)
 	       (f & IBV_SEND_INLINE ? IW_SEND_INLINE : 0);
 }
 
-/* errno for a refused work request: a bad key or length is bad input */
-static int post_errno(int rc)
-{
-	if (rc == -IW_ELOCAL_PROTECTION || rc == -IW_ELOCAL_LENGTH ||
-	    rc == -IW_ENO_READ_CREDIT)
-		return EINVAL;
-	return iwv_errno(rc);
-}
-
 static const struct iw_sge no_sink; /* a zero-length Read's */
 
 static int send_wr(const struct ibv_send_wr *wr, struct iw_send_wr *w)
@@ -539,7 +530,7 @@ int iwv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 			if (prc) {
 				*bad = src[iw_bad - w];
-				return post_errno(prc);
+				return iwv_errno(prc);
 			}
 		}
 		if (rc) {
@@ -576,7 +567,7 @@ int iwv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		prc = iw_post_recv(iw, w, &iw_bad);
 		if (prc) {
 			*bad = src[iw_bad - w];
-			return post_errno(prc);
+			return iwv_errno(prc);
 		}
 	}
 	return 0;

@@ -46,9 +46,6 @@ static int flush(struct iwv_qp *qp)
 		rc = iw_post_send(qp->iw, b->wr, &bad);
 	}
 	b->n = 0;
-	if (rc == -IW_ELOCAL_PROTECTION || rc == -IW_ELOCAL_LENGTH ||
-	    rc == -IW_ENO_READ_CREDIT)
-		return EINVAL;
 	return iwv_errno(rc);
 }
 

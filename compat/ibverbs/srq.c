@@ -150,10 +150,7 @@ int iwv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		rc = iw_post_srq_recv(iw, w, &iw_bad);
 		if (rc) {
 			*bad = src[iw_bad - w];
-			return rc == -IW_ELOCAL_PROTECTION ||
-					       rc == -IW_ELOCAL_LENGTH
-				       ? EINVAL
-				       : iwv_errno(rc);
+			return iwv_errno(rc);
 		}
 	}
 	return 0;

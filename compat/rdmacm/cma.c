@@ -361,14 +361,6 @@ static int host_port(const struct sockaddr_storage *ss, char *host,
 	return rc ? EINVAL : 0;
 }
 
-/* errno for a libiwarp call that failed */
-static int call_errno(int rc)
-{
-	int s = cma_status(rc);
-
-	return s < 0 ? -s : EIO;
-}
-
 /* ---- passive side ----------------------------------------------------------- */
 
 int rdma_listen(struct rdma_cm_id *id, int backlog)
@@ -400,7 +392,7 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	rc = iw_listen(iw, host, port, backlog);
 	if (rc) {
 		cma_iw_id_drop(c);
-		return ERR(call_errno(rc));
+		return ERR(iwv_errno(rc));
 	}
 	c->state = CMA_LISTEN;
 	return 0;
@@ -470,7 +462,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	rc = iw_accept(c->iw, to_iwv_qp(qp)->iw, &p);
 	if (rc) {
 		cma_unhold_qp(qp);
-		return ERR(call_errno(rc));
+		return ERR(iwv_errno(rc));
 	}
 	return cma_complete(c);
 }
@@ -488,7 +480,7 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data,
 		return ERR(EINVAL);
 	rc = iw_reject(c->iw, private_data, private_data_len);
 	if (rc)
-		return ERR(call_errno(rc));
+		return ERR(iwv_errno(rc));
 	c->state = CMA_DISCONNECTED;
 	return 0;
 }
@@ -550,7 +542,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		cma_unhold_qp(qp);
 		cma_iw_id_drop(c);
 		c->state = CMA_ROUTE_RESOLVED;
-		return ERR(call_errno(rc));
+		return ERR(iwv_errno(rc));
 	}
 	return cma_complete(c);
 }
@@ -569,7 +561,7 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	else if (!c->released)
 		rc = -EINVAL;
 	pthread_mutex_unlock(&cma_route_lock);
-	return rc ? ERR(call_errno(rc)) : 0;
+	return rc ? ERR(iwv_errno(rc)) : 0;
 }
 
 /* iWARP has no CONNECT_RESPONSE step: the connection is up already. */

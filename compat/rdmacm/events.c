@@ -33,23 +33,12 @@ uint64_t cma_now_ms(void)
 }
 
 /*
- * The rdma_cm status of a libiwarp code: errno values pass (negative, as
- * the kernel reports them); a peer's refusal is ECONNREFUSED, a stream
- * that ended is ECONNRESET, and protocol errors are EPROTO.
+ * The rdma_cm status of a libiwarp code: the errno of iwv_errno(),
+ * negative, as the kernel reports it.
  */
 int cma_status(int rc)
 {
-	if (rc == 0 || rc > -IW_ERROR_BASE)
-		return rc;
-	switch (rc) {
-	case -IW_EMPA_REJECTED:
-		return -ECONNREFUSED;
-	case -IW_ECLOSED:
-	case -IW_ETERMINATED:
-		return -ECONNRESET;
-	default:
-		return -EPROTO;
-	}
+	return -iwv_errno(rc);
 }
 
 static uint8_t depth(uint16_t v)
