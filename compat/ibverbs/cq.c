@@ -74,7 +74,7 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
  * drivers round the size up, so a CQ here is made with room to spare:
  * twice the size asked for and 256 more.
  */
-static uint32_t iw_size(int cqe, uint32_t max)
+static uint32_t cq_depth(int cqe, uint32_t max)
 {
 	uint64_t n = 2 * (uint64_t)cqe + 256;
 
@@ -99,7 +99,7 @@ static struct iwv_cq *cq_new(struct ibv_context *ctx, int cqe, void *cq_context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	cq->iw_cqe = iw_size(cqe, d.max_cqe);
+	cq->iw_cqe = cq_depth(cqe, d.max_cqe);
 	cq->iw = iw_create_cq(to_iwv_ctx(ctx)->iw, (int)cq->iw_cqe, cq);
 	if (!cq->iw) {
 		int e = errno;

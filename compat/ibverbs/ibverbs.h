@@ -208,6 +208,8 @@ int iwv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad);
 int iwv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad);
+int iwv_post_recv_list(struct iw_qp *qp, struct iw_srq *srq,
+		       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 struct ibv_qp *iwv_create_qp_ex(struct ibv_context *ctx,
 				struct ibv_qp_init_attr_ex *attr);
 int iwv_send_opcode(enum ibv_wr_opcode op, enum iw_wr_opcode *out);

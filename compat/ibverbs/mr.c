@@ -68,7 +68,7 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
  * access is granted for RFC 7306, which the QPs enable or not; MW bind
  * and hugetlb rights have nothing to grant here and are accepted.
  */
-static int iw_access(int access)
+static int access_from_ibv(int access)
 {
 	int a = 0;
 
@@ -100,7 +100,7 @@ static int iw_access(int access)
 static struct iw_mr *register_region(struct ibv_pd *pd, void *addr,
 				     size_t length, uint64_t iova, int access)
 {
-	int a = iw_access(access);
+	int a = access_from_ibv(access);
 
 	if (a < 0)
 		return NULL;

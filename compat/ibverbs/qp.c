@@ -239,7 +239,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 /* ---- states ---------------------------------------------------------- */
 
 /* libiwarp's state of the QP: INIT until connected. */
-static enum iw_qp_state iw_state(struct iwv_qp *qp)
+static enum iw_qp_state engine_state(struct iwv_qp *qp)
 {
 	struct iw_qp_attr a;
 
@@ -252,7 +252,7 @@ static enum iw_qp_state iw_state(struct iwv_qp *qp)
  */
 static enum ibv_qp_state current_state(struct iwv_qp *qp)
 {
-	switch (qp->state == IBV_QPS_ERR ? IW_QPS_ERROR : iw_state(qp)) {
+	switch (qp->state == IBV_QPS_ERR ? IW_QPS_ERROR : engine_state(qp)) {
 	case IW_QPS_RTS:
 		return IBV_QPS_RTS;
 	case IW_QPS_TERMINATING:
@@ -330,7 +330,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	 * states themselves around rdma_cm (rping -q) step it through INIT,
 	 * RTR and RTS again, which changes nothing.
 	 */
-	if (cur == IBV_QPS_RTS && iw_state(qp) == IW_QPS_RTS &&
+	if (cur == IBV_QPS_RTS && engine_state(qp) == IW_QPS_RTS &&
 	    (to == IBV_QPS_INIT || to == IBV_QPS_RTR || to == IBV_QPS_RTS))
 		goto out;
 	if ((attr_mask & IBV_QP_STATE) && !transition_ok(cur, to)) {
@@ -541,18 +541,18 @@ int iwv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return 0;
 }
 
-int iwv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		  struct ibv_recv_wr **bad)
+/*
+ * Hands a chain of receives to libiwarp POST_BATCH at a time, translated
+ * on the stack: to @qp's receive queue, or with @qp NULL to @srq.
+ * Returns 0 or errno, with *@bad the first request not posted.
+ */
+int iwv_post_recv_list(struct iw_qp *qp, struct iw_srq *srq,
+		       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	struct iw_qp *iw = to_iwv_qp(ibqp)->iw;
-
-	if (wr)
-		mark_posted(to_iwv_qp(ibqp));
-
 	while (wr) {
 		struct iw_recv_wr w[POST_BATCH], *iw_bad = NULL;
 		struct ibv_recv_wr *src[POST_BATCH];
-		int n = 0, prc;
+		int n = 0, rc;
 
 		for (; wr && n < POST_BATCH; wr = wr->next, n++) {
 			src[n] = wr;
@@ -564,11 +564,20 @@ int iwv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			if (n)
 				w[n - 1].next = &w[n];
 		}
-		prc = iw_post_recv(iw, w, &iw_bad);
-		if (prc) {
+		rc = qp ? iw_post_recv(qp, w, &iw_bad)
+			: iw_post_srq_recv(srq, w, &iw_bad);
+		if (rc) {
 			*bad = src[iw_bad - w];
-			return iwv_errno(prc);
+			return iwv_errno(rc);
 		}
 	}
 	return 0;
+}
+
+int iwv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad)
+{
+	if (wr)
+		mark_posted(to_iwv_qp(ibqp));
+	return iwv_post_recv_list(to_iwv_qp(ibqp)->iw, NULL, wr, bad);
 }

@@ -9,8 +9,6 @@
 
 #include "compat/ibverbs/ibverbs.h"
 
-#define POST_BATCH 16
-
 static struct ibv_srq *create_srq(struct ibv_pd *pd, void *srq_context,
 				  struct ibv_srq_attr *attr)
 {
@@ -130,28 +128,5 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 int iwv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad)
 {
-	struct iw_srq *iw = to_iwv_srq(srq)->iw;
-
-	while (wr) {
-		struct iw_recv_wr w[POST_BATCH], *iw_bad = NULL;
-		struct ibv_recv_wr *src[POST_BATCH];
-		int n = 0, rc;
-
-		for (; wr && n < POST_BATCH; wr = wr->next, n++) {
-			src[n] = wr;
-			w[n] = (struct iw_recv_wr){
-				.wr_id = wr->wr_id,
-				.sg_list = (struct iw_sge *)wr->sg_list,
-				.num_sge = wr->num_sge,
-			};
-			if (n)
-				w[n - 1].next = &w[n];
-		}
-		rc = iw_post_srq_recv(iw, w, &iw_bad);
-		if (rc) {
-			*bad = src[iw_bad - w];
-			return iwv_errno(rc);
-		}
-	}
-	return 0;
+	return iwv_post_recv_list(NULL, to_iwv_srq(srq)->iw, wr, bad);
 }
