@@ -354,8 +354,7 @@ static void barrier_pass(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (b->fn)
-		b->fn(b->arg);
+	b->fn(b->arg);
 	pthread_mutex_lock(&b->lock);
 	b->passed = true;
 	pthread_cond_signal(&b->cond);
@@ -363,7 +362,7 @@ static void barrier_pass(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * Runs @fn (if any) in loop @l between two of its callbacks, and returns
+ * Runs @fn in loop @l between two of its callbacks, and returns
  * once it has: what a callback of the loop uses can be taken away there
  * without racing it.  From inside the loop, or where the application
  * dispatches the loop in a thread of its own, @fn runs at once.
@@ -390,26 +389,12 @@ static void loop_run(struct iw_context *ctx, struct progress_loop *l,
 		atomic_fetch_add(&l->barriers, 1);
 		event_base_loopbreak(l->base);
 		pthread_mutex_lock(&l->dispatch);
-		if (fn)
-			fn(arg);
+		fn(arg);
 		pthread_mutex_unlock(&l->dispatch);
 		atomic_fetch_sub(&l->barriers, 1);
 		return;
 	}
-	if (fn)
-		fn(arg);
-}
-
-/*
- * Waits until no loop of the context is inside a callback started before
- * the call, unless the caller is that callback's own thread.  An
- * application that dispatches its own base runs callbacks in its own
- * thread, where there is nothing to wait for.
- */
-void progress_barrier(struct iw_context *ctx)
-{
-	for (uint32_t i = 0; i < ctx->n_loops; i++)
-		loop_run(ctx, &ctx->loops[i], NULL, NULL);
+	fn(arg);
 }
 
 /* Runs @fn in the first loop, the listeners', as loop_run() says. */

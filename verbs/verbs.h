@@ -330,7 +330,6 @@ struct progress_loop *progress_conn_loop(struct iw_context *ctx);
 void progress_polled(struct iw_cm_id *id);
 void progress_unpoll(struct iw_cm_id *id);
 void progress_cq_armed(struct iw_cq *cq);
-void progress_barrier(struct iw_context *ctx);
 void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg);
 void progress_cq(struct iw_cq *cq, bool waiting);
 void progress_flush(struct iw_cq *cq);

@@ -141,7 +141,6 @@ int pt_reports(struct pt_run *t, const struct pt_report *mine,
 /* perf_pt_data.c: data QPs, their memory, and the waits */
 int pt_take_cm(struct pt_run *t);
 int pt_wc_failed(struct pt_run *t, const struct iw_wc *wc);
-int pt_poll(struct pt_run *t, struct iw_wc *wc, int max, int ms);
 int pt_endpoints(struct pt_run *t, uint32_t n);
 int pt_data_memory(struct pt_run *t, struct perf_ep *e);
 int pt_data_qp(struct pt_run *t, struct perf_ep *e);

@@ -9,7 +9,6 @@
  * credit interval and the number of outstanding Reads.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,30 +153,6 @@ int pt_wc_failed(struct pt_run *t, const struct iw_wc *wc)
 	if (t->closing && wc->status == IW_WC_WR_FLUSH_ERR)
 		return 0;
 	return perf_wc_failed(&t->d, wc);
-}
-
-/*
- * Up to @max data completions, polling (the patterns are timed), waiting
- * at most @ms for the first.  Returns the count, 0 on timeout, -1 when a
- * connection failed (said why).
- */
-int pt_poll(struct pt_run *t, struct iw_wc *wc, int max, int ms)
-{
-	double end = tool_now_us() + ms * 1000.0;
-
-	for (unsigned int round = 1;; round++) {
-		int n = iw_poll_cq(t->d.cq, max, wc);
-
-		if (n)
-			return n < 0 ? perf_fail("poll: %s", iw_strerror(n)) : n;
-		sched_yield();
-		if (round & 255)
-			continue;
-		if (pt_take_cm(t))
-			return -1;
-		if (tool_now_us() >= end)
-			return 0;
-	}
 }
 
 /* Whether anything is still connected. */
