@@ -108,32 +108,6 @@ __be64 ibv_get_device_guid(struct ibv_device *device)
 
 /* ---- contexts -------------------------------------------------------- */
 
-/* The entry points of ibv_context.ops and the extended context. */
-static void set_ops(struct iwv_context *c)
-{
-	struct verbs_context *v = &c->vctx;
-	struct ibv_context_ops *o = &v->context.ops;
-
-	iwv_set_unsupported_ops(v);
-	o->poll_cq = iwv_poll_cq;
-	o->req_notify_cq = iwv_req_notify_cq;
-	o->post_send = iwv_post_send;
-	o->post_recv = iwv_post_recv;
-	o->post_srq_recv = iwv_post_srq_recv;
-	/* what binaries built against very old headers call through ops */
-#undef ibv_query_port
-	o->_compat_query_device = ibv_query_device;
-	o->_compat_query_port = ibv_query_port;
-	v->query_port = iwv_query_port;
-	v->query_device_ex = iwv_query_device_ex;
-	v->create_cq_ex = iwv_create_cq_ex;
-	v->create_qp_ex = iwv_create_qp_ex;
-	v->create_srq_ex = iwv_create_srq_ex;
-	/* libibverbs 1.1.8 inlines looked for the flow calls here */
-	v->ABI_placeholder1 = (void (*)(void))v->ibv_create_flow;
-	v->ABI_placeholder2 = (void (*)(void))v->ibv_destroy_flow;
-}
-
 /*
  * IWARP_RFC7306=1 turns RFC 7306 (atomics, immediate data) on for every
  * QP the program creates: libiwarp cannot agree on it with the peer (see
@@ -159,6 +133,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = ENOMEM;
 		return NULL;
 	}
+	c->vctx = iwv_context_ops; /* first: the rest is filled in below */
 	c->iw = iwv_iw_get();
 	if (!c->iw) {
 		int e = errno;
@@ -186,7 +161,6 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->rfc7306 = iwv_rfc7306_env();
 	pthread_mutex_init(&c->vctx.context.mutex, NULL);
 	pthread_mutex_init(&c->qps_lock, NULL);
-	set_ops(c);
 	return &c->vctx.context;
 }
 

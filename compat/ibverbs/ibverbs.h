@@ -226,6 +226,7 @@ struct ibv_srq *iwv_create_srq_ex(struct ibv_context *ctx,
 				  struct ibv_srq_init_attr_ex *attr);
 
 /* unsupported.c: the verbs_context entries iWARP has no use for */
-void iwv_set_unsupported_ops(struct verbs_context *vctx);
+/* every entry of a context's ops, libiwarp's and the unsupported */
+extern const struct verbs_context iwv_context_ops;
 
 #endif /* IWV_IBVERBS_H */

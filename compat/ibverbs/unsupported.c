@@ -6,7 +6,8 @@
  * handles and multicast belong to datagram QPs; memory windows, device
  * memory, flow steering, work queues, counters, XRC and thread domains
  * are adapter features; kernel objects cannot be imported where there is
- * no kernel device.  iwarp-compat(7) lists them.
+ * no kernel device.  iwarp-compat(7) lists them.  The table of a
+ * context's entries, at the end, names them beside libiwarp's calls.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 	} while (0)
 
 /* ---- entries of ibv_context.ops and struct verbs_context ------------ */
+
 
 static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
@@ -279,45 +281,68 @@ static int close_xrcd(struct ibv_xrcd *xrcd)
 }
 
 /*
- * Every entry gets a function, as rdma-core gives a device without the
- * feature: inline calls that check only for NULL then fail cleanly.
+ * ibv_context.ops and the extended context's entries, all in one table:
+ * libiwarp's calls, and for everything else a function that fails as
+ * rdma-core fails it on a device without the feature (inline calls check
+ * only for NULL).  rdma-core 44's public headers have no struct
+ * verbs_context_ops and no verbs_set_ops(): the table is a whole struct
+ * verbs_context, copied into a new context before ibv_open_device()
+ * fills in the rest.
  */
-void iwv_set_unsupported_ops(struct verbs_context *v)
-{
-	v->context.ops.alloc_mw = alloc_mw;
-	v->context.ops.bind_mw = bind_mw;
-	v->context.ops.dealloc_mw = dealloc_mw;
-	v->advise_mr = advise_mr;
-	v->alloc_null_mr = alloc_null_mr;
-	v->read_counters = read_counters;
-	v->attach_counters_point_flow = attach_counters_point_flow;
-	v->create_counters = create_counters;
-	v->destroy_counters = destroy_counters;
-	v->reg_dm_mr = reg_dm_mr;
-	v->alloc_dm = alloc_dm;
-	v->free_dm = free_dm;
-	v->modify_flow_action_esp = modify_flow_action_esp;
-	v->destroy_flow_action = destroy_flow_action;
-	v->create_flow_action_esp = create_flow_action_esp;
-	v->modify_qp_rate_limit = modify_qp_rate_limit;
-	v->alloc_parent_domain = alloc_parent_domain;
-	v->dealloc_td = dealloc_td;
-	v->alloc_td = alloc_td;
-	v->modify_cq = modify_cq;
-	v->post_srq_ops = post_srq_ops;
-	v->destroy_rwq_ind_table = destroy_rwq_ind_table;
-	v->create_rwq_ind_table = create_rwq_ind_table;
-	v->destroy_wq = destroy_wq;
-	v->modify_wq = modify_wq;
-	v->create_wq = create_wq;
-	v->query_rt_values = query_rt_values;
-	v->ibv_destroy_flow = destroy_flow;
-	v->ibv_create_flow = create_flow;
-	v->open_qp = open_qp;
-	v->get_srq_num = get_srq_num;
-	v->open_xrcd = open_xrcd;
-	v->close_xrcd = close_xrcd;
-}
+#undef ibv_query_port
+const struct verbs_context iwv_context_ops = {
+	.context.ops = {
+		.poll_cq = iwv_poll_cq,
+		.req_notify_cq = iwv_req_notify_cq,
+		.post_send = iwv_post_send,
+		.post_recv = iwv_post_recv,
+		.post_srq_recv = iwv_post_srq_recv,
+		/* what binaries built against very old headers call */
+		._compat_query_device = ibv_query_device,
+		._compat_query_port = ibv_query_port,
+		.alloc_mw = alloc_mw,
+		.bind_mw = bind_mw,
+		.dealloc_mw = dealloc_mw,
+	},
+	.query_port = iwv_query_port,
+	.query_device_ex = iwv_query_device_ex,
+	.create_cq_ex = iwv_create_cq_ex,
+	.create_qp_ex = iwv_create_qp_ex,
+	.create_srq_ex = iwv_create_srq_ex,
+	/* libibverbs 1.1.8 inlines looked for the flow calls here */
+	.ABI_placeholder1 = (void (*)(void))create_flow,
+	.ABI_placeholder2 = (void (*)(void))destroy_flow,
+	.advise_mr = advise_mr,
+	.alloc_null_mr = alloc_null_mr,
+	.read_counters = read_counters,
+	.attach_counters_point_flow = attach_counters_point_flow,
+	.create_counters = create_counters,
+	.destroy_counters = destroy_counters,
+	.reg_dm_mr = reg_dm_mr,
+	.alloc_dm = alloc_dm,
+	.free_dm = free_dm,
+	.modify_flow_action_esp = modify_flow_action_esp,
+	.destroy_flow_action = destroy_flow_action,
+	.create_flow_action_esp = create_flow_action_esp,
+	.modify_qp_rate_limit = modify_qp_rate_limit,
+	.alloc_parent_domain = alloc_parent_domain,
+	.dealloc_td = dealloc_td,
+	.alloc_td = alloc_td,
+	.modify_cq = modify_cq,
+	.post_srq_ops = post_srq_ops,
+	.destroy_rwq_ind_table = destroy_rwq_ind_table,
+	.create_rwq_ind_table = create_rwq_ind_table,
+	.destroy_wq = destroy_wq,
+	.modify_wq = modify_wq,
+	.create_wq = create_wq,
+	.query_rt_values = query_rt_values,
+	.ibv_destroy_flow = destroy_flow,
+	.ibv_create_flow = create_flow,
+	.open_qp = open_qp,
+	.get_srq_num = get_srq_num,
+	.open_xrcd = open_xrcd,
+	.close_xrcd = close_xrcd,
+};
 
 /* ---- exported calls ---------------------------------------------------- */
 
