@@ -7,7 +7,7 @@
 #include <check.h>
 #include <errno.h>
 
-#include "compat/ibverbs/ibverbs.h"
+#include "compat/ibverbs/rdmacm_iface.h"
 #include "testutil.h"
 
 /* The codes that are not protocol errors, and what rdma-core says. */

@@ -134,6 +134,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	c->vctx = iwv_context_ops; /* first: the rest is filled in below */
+	c->rdmacm = &iwv_rdmacm_table;
 	c->iw = iwv_iw_get();
 	if (!c->iw) {
 		int e = errno;

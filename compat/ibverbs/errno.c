@@ -20,7 +20,7 @@
  */
 #include <errno.h>
 
-#include "compat/ibverbs/ibverbs.h"
+#include "compat/ibverbs/rdmacm_iface.h"
 
 #define AT(code) [(code) - IW_ERROR_BASE]
 

@@ -2,10 +2,9 @@
 /*
  * libiwarp's libibverbs: the objects behind rdma-core's structures, each
  * an rdma-core structure with the libiwarp object it stands for beside
- * it.  The same layout is read by libiwarp's librdmacm, built from this
- * tree alongside, which finds the iw_ objects of the verbs objects an
- * application hands it.  Nothing here is exported: applications see only
- * the rdma-core structures at the head of each object.
+ * it.  librdmacm does not read these: it goes through the table of
+ * rdmacm_iface.h.  Nothing here is exported: applications see only the
+ * rdma-core structures at the head of each object.
  */
 #ifndef IWV_IBVERBS_H
 #define IWV_IBVERBS_H
@@ -20,19 +19,16 @@
 #include <infiniband/verbs.h>
 #include <iwarp/iwarp.h>
 
-#define IWV_DEVICE_NAME "iwarp0"
-#define IWV_PORT 1
-/* RDMA Read depths offered per QP (perftest reads them as ORD and IRD;
- * rdma_cm carries them in 8-bit fields) */
-#define IWV_MAX_RD_ATOM 128
+#include "compat/ibverbs/rdmacm_iface.h"
 
-/* through void *: the member's own alignment vouches for the outer one */
-#define iwv_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
-/* A libibverbs context: rdma-core's extended context, then ours. */
+/*
+ * A libibverbs context: rdma-core's extended context, librdmacm's table
+ * (laid out as struct iwv_context_head), then ours.
+ */
 struct iwv_context {
 	struct verbs_context vctx; /* its ibv_context is last: ours follow */
+	const struct iwv_rdmacm_iface *rdmacm;
 	struct iw_context *iw;	   /* shared by every context of the process */
 	int async_fd;		   /* never readable: no async events yet */
 	/* RFC 7306 extensions every QP enables (IWARP_RFC7306=1) */
@@ -99,12 +95,17 @@ struct iwv_qp {
 	 * try a refused connection again only with a QP that has none) */
 	atomic_bool posted;
 	/*
-	 * Set by librdmacm while a connection holds the QP: destroying the
-	 * QP (or resetting it) first ends and releases the connection.
+	 * Set by librdmacm while a connection holds the QP (qp_hold in
+	 * rdmacm_iface.h): destroying the QP (or resetting it) first ends
+	 * and releases the connection.
 	 */
-	void (*cm_release)(struct iwv_qp *qp);
+	void (*cm_release)(struct ibv_qp *qp);
 	void *cm_id;
 };
+
+_Static_assert(offsetof(struct iwv_context, rdmacm) ==
+		       offsetof(struct iwv_context_head, rdmacm),
+	       "librdmacm finds its table where struct iwv_context_head says");
 
 struct iwv_srq {
 	struct ibv_srq srq;
@@ -142,29 +143,6 @@ static inline struct iwv_srq *to_iwv_srq(struct ibv_srq *srq)
 	return iwv_container_of(srq, struct iwv_srq, srq);
 }
 
-/* Whether @c is a context of ours (an application may hand in another). */
-static inline bool iwv_is_ours(struct ibv_context *c)
-{
-	return c && c->device && c->abi_compat == __VERBS_ABI_IS_EXTENDED &&
-	       c->device->transport_type == IBV_TRANSPORT_IWARP &&
-	       !strcmp(c->device->name, IWV_DEVICE_NAME);
-}
-
-/* The QP of @ctx with number @qp_num, or NULL (rdma_connect() by number). */
-static inline struct iwv_qp *iwv_find_qp(struct iwv_context *ctx,
-					 uint32_t qp_num)
-{
-	struct iwv_qp *qp;
-
-	pthread_mutex_lock(&ctx->qps_lock);
-	for (qp = ctx->qps; qp && qp->qp.qp_base.qp_num != qp_num; qp = qp->next)
-		;
-	pthread_mutex_unlock(&ctx->qps_lock);
-	return qp;
-}
-
-/* ---- inside libibverbs only --------------------------------------- */
-
 /*
  * ibverbs' immediate data is 4 octets in network byte order; RFC 7306's
  * is 8: the 4 travel as the low half of the 8, so that two ibverbs ends
@@ -180,10 +158,8 @@ static inline __be32 iwv_imm_in(uint64_t imm)
 	return htobe32((uint32_t)imm);
 }
 
-/* errno.c: the errno rdma-core gives for a libiwarp return code, 0 for 0 */
-int iwv_errno(int rc);
-
 /* device.c */
+extern const struct iwv_rdmacm_iface iwv_rdmacm_table;
 struct iw_context *iwv_iw_get(void);
 void iwv_iw_put(void);
 uint32_t iwv_rfc7306_env(void);

@@ -212,7 +212,7 @@ struct ibv_qp *iwv_create_qp_ex(struct ibv_context *ctx,
 static void release_cm(struct iwv_qp *qp)
 {
 	if (qp->cm_release)
-		qp->cm_release(qp);
+		qp->cm_release(&qp->qp.qp_base);
 }
 
 int ibv_destroy_qp(struct ibv_qp *ibqp)

@@ -114,7 +114,9 @@ static int setup(void)
 	if (!verbs)
 		goto fail;
 	default_pd = ibv_alloc_pd(verbs);
-	iwch = default_pd ? iw_create_cm_channel(to_iwv_ctx(verbs)->iw) : NULL;
+	iwch = default_pd && iwv_rdmacm_iface(verbs)
+		       ? iw_create_cm_channel(iwv_rdmacm_iface(verbs)->iw_context(verbs))
+		       : NULL;
 	if (!iwch)
 		goto fail;
 	/* the pump polls it and takes what is there, never waits on it */

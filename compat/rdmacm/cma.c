@@ -154,10 +154,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	unlink_id(c);
 	iw = c->iw;
 	c->iw = NULL;
-	if (id->qp && to_iwv_qp(id->qp)->cm_id == c) {
-		to_iwv_qp(id->qp)->cm_release = NULL;
-		to_iwv_qp(id->qp)->cm_id = NULL;
-	}
+	cma_unhold_qp_locked(c);
 	pthread_mutex_unlock(&cma_route_lock);
 	if (iw)
 		iw_destroy_id(iw);
@@ -401,14 +398,14 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 /* A QP named by number (rdma_connect/accept with conn_param->qp_num). */
 static struct ibv_qp *qp_for(struct cma_id *c, struct rdma_conn_param *p)
 {
-	struct iwv_qp *q;
+	const struct iwv_rdmacm_iface *f;
 
 	if (c->id.qp)
 		return c->id.qp;
-	if (!p || !p->qp_num || !iwv_is_ours(c->id.verbs))
+	f = iwv_rdmacm_iface(c->id.verbs);
+	if (!p || !p->qp_num || !f)
 		return NULL;
-	q = iwv_find_qp(to_iwv_ctx(c->id.verbs), p->qp_num);
-	return q ? &q->qp.qp_base : NULL;
+	return f->qp_by_num(c->id.verbs, p->qp_num);
 }
 
 /*
@@ -445,7 +442,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return ERR(EINVAL);
 	c = to_cma_id(id);
 	qp = qp_for(c, conn_param);
-	if (c->state != CMA_CONNECT || !c->iw || !qp)
+	if (c->state != CMA_CONNECT || !c->iw || !qp || !cma_iw_qp(qp))
 		return ERR(EINVAL);
 	p.ird = c->responder_resources;
 	p.ord = c->initiator_depth;
@@ -459,9 +456,9 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	}
 	accept_opts(c);
 	cma_hold_qp(c, qp);
-	rc = iw_accept(c->iw, to_iwv_qp(qp)->iw, &p);
+	rc = iw_accept(c->iw, cma_iw_qp(qp), &p);
 	if (rc) {
-		cma_unhold_qp(qp);
+		cma_unhold_qp(c);
 		return ERR(iwv_errno(rc));
 	}
 	return cma_complete(c);
@@ -501,7 +498,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	c = to_cma_id(id);
 	qp = qp_for(c, conn_param);
 	if ((c->state != CMA_ADDR_RESOLVED && c->state != CMA_ROUTE_RESOLVED) ||
-	    !qp || host_port(&id->route.addr.dst_storage, host, sizeof(host),
+	    !qp || !cma_iw_qp(qp) ||
+	    host_port(&id->route.addr.dst_storage, host, sizeof(host),
 			     port, sizeof(port)))
 		return ERR(EINVAL);
 	if (conn_param) {
@@ -537,9 +535,9 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	}
 	cma_hold_qp(c, qp);
 	c->state = CMA_CONNECT;
-	rc = iw_connect(iw, host, port, to_iwv_qp(qp)->iw, &p);
+	rc = iw_connect(iw, host, port, cma_iw_qp(qp), &p);
 	if (rc) {
-		cma_unhold_qp(qp);
+		cma_unhold_qp(c);
 		cma_iw_id_drop(c);
 		c->state = CMA_ROUTE_RESOLVED;
 		return ERR(iwv_errno(rc));

@@ -24,7 +24,7 @@
 
 #include <rdma/rdma_cma.h>
 
-#include "compat/ibverbs/ibverbs.h"
+#include "compat/ibverbs/rdmacm_iface.h"
 
 #define ERR(e) (errno = (e), -1)
 
@@ -65,6 +65,9 @@ struct cma_id {
 	struct iw_cm_id *iw;	  /* under the route lock */
 	bool sync;		  /* a channel of its own, calls wait */
 	bool released;		  /* its QP's destruction ended the connection */
+	/* the QP its connection holds (rdmacm_iface.h), under the route
+	 * lock; NULL once the QP is destroyed */
+	struct ibv_qp *held_qp;
 	enum cma_state state;
 	int bind_fd;		  /* holds the bound port until listen, or -1 */
 	/* the peer's Read depths, from its connection request */
@@ -104,6 +107,17 @@ static inline struct cma_id *to_cma_id(struct rdma_cm_id *id)
 static inline struct cma_channel *to_cma_ch(struct rdma_event_channel *ch)
 {
 	return iwv_container_of(ch, struct cma_channel, ch);
+}
+
+/*
+ * The libiwarp QP behind @qp, through libibverbs' table (rdmacm_iface.h),
+ * or NULL for a QP of another libibverbs.
+ */
+static inline struct iw_qp *cma_iw_qp(struct ibv_qp *qp)
+{
+	const struct iwv_rdmacm_iface *f = iwv_rdmacm_iface(qp->context);
+
+	return f ? f->iw_qp(qp) : NULL;
 }
 
 /* channel.c: the process's device, channels, events, the pump */
@@ -148,7 +162,8 @@ uint64_t cma_now_ms(void);
 int cma_status(int iw_rc);
 void cma_route_iw_event(const struct iw_cm_event *ev);
 void cma_hold_qp(struct cma_id *c, struct ibv_qp *qp);
-void cma_unhold_qp(struct ibv_qp *qp);
+void cma_unhold_qp(struct cma_id *c);
+void cma_unhold_qp_locked(struct cma_id *c);
 struct iw_cm_id *cma_iw_id_for(struct cma_id *c);
 void cma_iw_id_drop(struct cma_id *c);
 void cma_mpa_opts(struct iw_cm_id *iw);

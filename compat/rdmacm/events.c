@@ -115,8 +115,8 @@ static void route_request(const struct iw_cm_event *ev)
  */
 static void qp_to_error(struct cma_id *c)
 {
-	if (c->id.qp)
-		iw_qp_to_error(to_iwv_qp(c->id.qp)->iw);
+	if (c->id.qp && cma_iw_qp(c->id.qp))
+		iw_qp_to_error(cma_iw_qp(c->id.qp));
 }
 
 /*
@@ -134,7 +134,9 @@ static bool try_again(struct cma_id *c, const struct iw_cm_event *ev,
 	if (!c->active || c->state != CMA_CONNECT || !c->id.qp ||
 	    ev->event == IW_CM_EVENT_REJECTED ||
 	    (status != -ECONNREFUSED && status != -ECONNRESET) ||
-	    atomic_load(&to_iwv_qp(c->id.qp)->posted) || now >= c->give_up_ms)
+	    !iwv_rdmacm_iface(c->id.qp->context) ||
+	    iwv_rdmacm_iface(c->id.qp->context)->qp_posted(c->id.qp) ||
+	    now >= c->give_up_ms)
 		return false;
 	c->retry_pending = true;
 	c->retry_at_ms = now + CMA_RETRY_EVERY_MS;
@@ -207,7 +209,7 @@ void cma_route_iw_event(const struct iw_cm_event *ev)
 	if (!e)
 		return;
 	if (type == RDMA_CM_EVENT_ESTABLISHED && c->id.qp &&
-	    iw_query_qp(to_iwv_qp(c->id.qp)->iw, &qa) == 0) {
+	    cma_iw_qp(c->id.qp) && iw_query_qp(cma_iw_qp(c->id.qp), &qa) == 0) {
 		e->event.param.conn.initiator_depth = depth(qa.ord);
 		e->event.param.conn.responder_resources = depth(qa.ird);
 	}
@@ -217,19 +219,24 @@ void cma_route_iw_event(const struct iw_cm_event *ev)
 }
 
 /*
- * The QP's hook (see struct iwv_qp): destroying or resetting the QP of a
- * connection ends the connection (DISCONNECTED, as a disconnect), takes
- * the events that produced, and lets go of the libiwarp identifier, so
- * that the QP can go; the rdma_cm identifier stays.
+ * The QP's hook (qp_hold in rdmacm_iface.h): destroying or resetting the
+ * QP of a connection ends the connection (DISCONNECTED, as a disconnect),
+ * takes the events that produced, and lets go of the libiwarp identifier,
+ * so that the QP can go; the rdma_cm identifier stays.
  */
-static void release_qp(struct iwv_qp *q)
+static void release_qp(struct ibv_qp *qp)
 {
-	struct cma_id *c = q->cm_id;
+	const struct iwv_rdmacm_iface *f = iwv_rdmacm_iface(qp->context);
 	struct iw_cm_event *ev;
-	struct iw_cm_id *iw;
+	struct iw_cm_id *iw = NULL;
+	struct cma_id *c;
 
 	pthread_mutex_lock(&cma_route_lock);
-	iw = c->iw;
+	c = f->qp_holder(qp);
+	if (c) {
+		iw = c->iw;
+		c->held_qp = NULL;
+	}
 	if (iw) {
 		iw_disconnect(iw);
 		while (iw_get_cm_event(cma_iw_channel(), &ev) == 0) {
@@ -239,30 +246,50 @@ static void release_qp(struct iwv_qp *q)
 		c->iw = NULL;
 		c->released = true;
 	}
-	q->cm_release = NULL;
-	q->cm_id = NULL;
+	f->qp_hold(qp, NULL, NULL);
 	pthread_mutex_unlock(&cma_route_lock);
 	if (iw)
 		iw_destroy_id(iw);
 }
 
+/*
+ * @c's connection holds @qp, one of ours (cma_iw_qp() found it).  A QP
+ * has one holder: an identifier that held it before no longer does, so
+ * that c->held_qp always names a QP that is still there.
+ */
 void cma_hold_qp(struct cma_id *c, struct ibv_qp *qp)
 {
-	struct iwv_qp *q = to_iwv_qp(qp);
+	const struct iwv_rdmacm_iface *f = iwv_rdmacm_iface(qp->context);
+	struct cma_id *old;
 
 	pthread_mutex_lock(&cma_route_lock);
-	q->cm_id = c;
-	q->cm_release = release_qp;
+	old = f->qp_holder(qp);
+	if (old)
+		old->held_qp = NULL;
+	f->qp_hold(qp, c, release_qp);
+	c->held_qp = qp;
 	pthread_mutex_unlock(&cma_route_lock);
 }
 
-void cma_unhold_qp(struct ibv_qp *qp)
+/*
+ * With the route lock: @c lets go of the QP it holds, if any.  A QP
+ * destroyed meanwhile is no longer held (release_qp()), so this never
+ * reaches a QP that is gone.
+ */
+void cma_unhold_qp_locked(struct cma_id *c)
 {
-	struct iwv_qp *q = to_iwv_qp(qp);
+	struct ibv_qp *qp = c->held_qp;
 
+	if (!qp)
+		return;
+	iwv_rdmacm_iface(qp->context)->qp_hold(qp, NULL, NULL);
+	c->held_qp = NULL;
+}
+
+void cma_unhold_qp(struct cma_id *c)
+{
 	pthread_mutex_lock(&cma_route_lock);
-	q->cm_release = NULL;
-	q->cm_id = NULL;
+	cma_unhold_qp_locked(c);
 	pthread_mutex_unlock(&cma_route_lock);
 }
 
@@ -347,11 +374,11 @@ static void retry(struct cma_id *c)
 	if (iw) {
 		cma_mpa_opts(iw);
 		cma_hold_qp(c, qp);
-		rc = iw_connect(iw, c->host, c->port, to_iwv_qp(qp)->iw,
+		rc = iw_connect(iw, c->host, c->port, cma_iw_qp(qp),
 				&c->cparam);
 		if (!rc)
 			return;
-		cma_unhold_qp(qp);
+		cma_unhold_qp(c);
 		cma_iw_id_drop(c);
 	}
 	c->state = CMA_DISCONNECTED;
@@ -380,8 +407,7 @@ void cma_retries(void)
 		c->retrying = true;
 		old = c->iw;
 		c->iw = NULL;
-		to_iwv_qp(c->id.qp)->cm_release = NULL;
-		to_iwv_qp(c->id.qp)->cm_id = NULL;
+		cma_unhold_qp_locked(c);
 		pthread_mutex_unlock(&cma_route_lock);
 		if (old)
 			iw_destroy_id(old);
