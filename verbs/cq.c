@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "verbs/progress_tuning.h"
 #include "verbs/verbs.h"
 
 static uint32_t ring_slots(uint32_t cqe)
@@ -361,14 +362,7 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 	return (int)n;
 }
 
-/*
- * A poll that finds completions makes no system call, but for one in
- * CQ_BUSY_PROGRESS: it still reads the sockets, so that what arrives
- * behind a steady stream of send completions (a peer's credits, its Read
- * Requests) does not wait for the CQ to run dry.
- */
-#define CQ_BUSY_PROGRESS 8
-
+/* See CQ_BUSY_PROGRESS. */
 static bool progress_due(struct iw_cq *cq)
 {
 	return atomic_fetch_add_explicit(&cq->busy_polls, 1,
@@ -383,13 +377,6 @@ uint32_t cq_polls(struct iw_cq *cq)
 	return atomic_load_explicit(&cq->next_qp, memory_order_relaxed) +
 	       atomic_load_explicit(&cq->busy_polls, memory_order_relaxed);
 }
-
-/*
- * Empty polls in a row before the polling thread helps other CQs (see
- * progress_help()): a few hundred are tens of microseconds with nothing
- * for it, far longer than a round trip of a latency test.
- */
-#define CQ_IDLE_HELP 256
 
 /* The calling thread's empty polls in a row, of any CQ. */
 static _Thread_local uint32_t idle_polls;

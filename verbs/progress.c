@@ -10,7 +10,9 @@
  * loops run the rest (listeners, MPA handshakes, timers, sockets that
  * were full, and connections nobody polls): dispatched by library
  * threads, by the application's own event_base, or in manual mode by the
- * application's waiting calls.
+ * application's waiting calls.  iw_open(3) (PROGRESS) documents the
+ * model, ARCHITECTURE.md draws it, and verbs/progress_tuning.h holds its
+ * numbers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,13 +22,9 @@
 
 #include <event2/event.h>
 
+#include "verbs/progress_tuning.h"
 #include "verbs/spin.h"
 #include "verbs/verbs.h"
-
-/* Manual mode: an empty poll runs the loop once in this many. */
-#define MANUAL_LOOP_EVERY 32
-/* A waiter that finds another thread running the loop looks again after. */
-#define MANUAL_WAIT_SLICE_MS 1
 
 /* The loop the calling thread is dispatching, if any. */
 static _Thread_local struct progress_loop *dispatching;
@@ -164,13 +162,6 @@ struct progress_loop *progress_conn_loop(struct iw_context *ctx)
 }
 
 /* ---- handing reads between the loop's thread and polling threads ----- */
-
-/*
- * How often the loop looks for connections the application left.  A
- * polling thread descheduled on a busy machine misses a look now and
- * then; a connection given back too early only costs the loop a wakeup.
- */
-#define RECLAIM_US 10000
 
 static void owned_unlink(struct progress_loop *l, struct iw_cm_id *id)
 {
@@ -580,12 +571,6 @@ void progress_cq(struct iw_cq *cq, bool waiting)
 }
 
 /*
- * How many helping calls between two looks at who polls which CQ: a CQ
- * whose count of polls has not moved between looks has nobody polling it.
- */
-#define HELP_LOOK_EVERY 1024
-
-/*
  * A thread that has found CQ @idle empty for a while moves on the QPs of
  * the context's CQs that nobody polls.  Programs built for RDMA hardware
  * spin on one CQ (a control channel's, say) while another's QPs take
@@ -628,14 +613,6 @@ void progress_help(struct iw_cq *idle)
 }
 
 /* ---- a thread that waits on a CQ of its own --------------------------- */
-
-/* Sockets one wait sleeps on at most; the CQ's other QPs stay the loop's. */
-#define CQ_WAIT_FDS 256
-/*
- * The longest sleep between two looks at the CQ: what another thread
- * completed on it meanwhile, QPs that came or went, a lock that was taken.
- */
-#define CQ_WAIT_SLICE_MS 10
 
 /* Whether a thread sleeps in iw_progress_cq() on one of @qp's CQs. */
 bool progress_qp_waited(const struct iw_qp *qp)

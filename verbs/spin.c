@@ -9,14 +9,6 @@
 #include "lib/transport.h"
 #include "verbs/spin.h"
 
-/*
- * A waiter looks again, yielding the processor between looks, until this
- * long has passed since its thread last read data; then it sleeps.  On a
- * 2-core VM, waking a reader that slept between 4 KiB Writes took a fifth
- * of the sending thread's time.
- */
-#define WAIT_SPIN_NS 50000LL
-
 /* The calling thread's spin: its reads when they last moved, and when. */
 struct spin {
 	unsigned long reads;

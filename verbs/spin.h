@@ -11,17 +11,7 @@
 
 #include <stdbool.h>
 
-/*
- * A yield that took this long handed the processor to another thread for
- * a turn of its own: with more busy threads than processors a spinning
- * thread waits out their turns (milliseconds), while one that sleeps is
- * woken ahead of them.  The waiter then sleeps instead of spinning for a
- * while, SPIN_BACKOFF_MIN_NS at first, doubled at each such yield up to
- * SPIN_BACKOFF_MAX_NS, and the shortest again once none came for that long.
- */
-#define SPIN_PREEMPTED_NS 200000LL
-#define SPIN_BACKOFF_MIN_NS 1000000LL
-#define SPIN_BACKOFF_MAX_NS 100000000LL
+#include "verbs/progress_tuning.h"
 
 /*
  * The back-off that follows a yield that lost the processor, after

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every number that shapes who moves the streams on and when (the
+ * progress model of ARCHITECTURE.md), in one place, each with why it has
+ * its value.  The manual pages quote them: iw_open(3) (PROGRESS),
+ * iw_poll_cq(3), iw_progress_cq(3); change both together.
+ */
+#ifndef IWARP_VERBS_PROGRESS_TUNING_H
+#define IWARP_VERBS_PROGRESS_TUNING_H
+
+/* ---- polls (cq.c) ------------------------------------------------------ */
+
+/*
+ * A poll that finds completions makes no system call, but for one in
+ * CQ_BUSY_PROGRESS: it still reads the sockets, so that what arrives
+ * behind a steady stream of send completions (a peer's credits, its Read
+ * Requests) does not wait for the CQ to run dry.  iw_poll_cq(3): "one
+ * poll in eight".
+ */
+#define CQ_BUSY_PROGRESS 8
+
+/*
+ * Empty polls in a row before the polling thread helps other CQs (see
+ * progress_help()): 256 are tens of microseconds with nothing for it,
+ * far longer than a round trip of a latency test.  iw_open(3).
+ */
+#define CQ_IDLE_HELP 256
+
+/*
+ * How many helping calls between two looks at who polls which CQ: a CQ
+ * whose count of polls has not moved between looks has nobody polling it.
+ */
+#define HELP_LOOK_EVERY 1024
+
+/* ---- connections the application's polls own (progress.c) -------------- */
+
+/*
+ * How often the loop looks for connections the application left: one
+ * goes back 10 to 20 ms after its polls stop (iw_open(3)).  A polling
+ * thread descheduled on a busy machine misses a look now and then; a
+ * connection given back too early only costs the loop a wakeup.
+ */
+#define RECLAIM_US 10000
+
+/* ---- manual mode (progress.c) ------------------------------------------ */
+
+/*
+ * An empty poll runs the context's loop once in this many (iw_open(3):
+ * "one poll in 32"): often enough for listeners, handshakes and timers,
+ * rarely enough that the poll stays a poll.
+ */
+#define MANUAL_LOOP_EVERY 32
+/* A waiter that finds another thread running the loop looks again after. */
+#define MANUAL_WAIT_SLICE_MS 1
+
+/* ---- a thread that waits on a CQ of its own (progress.c) ---------------- */
+
+/*
+ * Sockets one wait sleeps on at most (iw_progress_cq(3)); the CQ's other
+ * QPs stay the loop's.
+ */
+#define CQ_WAIT_FDS 256
+/*
+ * The longest sleep between two looks at the CQ: what another thread
+ * completed on it meanwhile, QPs that came or went, a lock that was taken.
+ */
+#define CQ_WAIT_SLICE_MS 10
+
+/* ---- the spin of a waiting thread (spin.c, spin.h) ---------------------- */
+
+/*
+ * A waiter looks again, yielding the processor between looks, until this
+ * long has passed since its thread last read data; then it sleeps.  On a
+ * 2-core VM, waking a reader that slept between 4 KiB Writes took a fifth
+ * of the sending thread's time.  iw_progress_cq(3): 50 microseconds.
+ */
+#define WAIT_SPIN_NS 50000LL
+
+/*
+ * A yield that took this long handed the processor to another thread for
+ * a turn of its own: with more busy threads than processors a spinning
+ * thread waits out their turns (milliseconds), while one that sleeps is
+ * woken ahead of them.  The waiter then sleeps instead of spinning for a
+ * while, SPIN_BACKOFF_MIN_NS at first, doubled at each such yield up to
+ * SPIN_BACKOFF_MAX_NS, and the shortest again once none came for that
+ * long.  iw_progress_cq(3): 200 microseconds, a millisecond, a tenth of a
+ * second.
+ */
+#define SPIN_PREEMPTED_NS 200000LL
+#define SPIN_BACKOFF_MIN_NS 1000000LL
+#define SPIN_BACKOFF_MAX_NS 100000000LL
+
+#endif
