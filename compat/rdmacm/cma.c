@@ -427,6 +427,23 @@ static void accept_opts(struct cma_id *c)
 }
 
 /*
+ * The application's connection parameters over @p's defaults: its
+ * private data, and the Read depths it did not leave to the device.
+ */
+static void conn_param_in(struct iw_conn_param *p,
+			  const struct rdma_conn_param *cp)
+{
+	if (!cp)
+		return;
+	p->private_data = cp->private_data;
+	p->private_data_len = cp->private_data_len;
+	if (cp->responder_resources != RDMA_MAX_RESP_RES)
+		p->ird = cp->responder_resources;
+	if (cp->initiator_depth != RDMA_MAX_INIT_DEPTH)
+		p->ord = cp->initiator_depth;
+}
+
+/*
  * Accepts with the QP.  Read depths left to the device (no parameters,
  * or RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH) match what the peer asked,
  * as librdmacm does.
@@ -446,14 +463,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return ERR(EINVAL);
 	p.ird = c->responder_resources;
 	p.ord = c->initiator_depth;
-	if (conn_param) {
-		p.private_data = conn_param->private_data;
-		p.private_data_len = conn_param->private_data_len;
-		if (conn_param->responder_resources != RDMA_MAX_RESP_RES)
-			p.ird = conn_param->responder_resources;
-		if (conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH)
-			p.ord = conn_param->initiator_depth;
-	}
+	conn_param_in(&p, conn_param);
 	accept_opts(c);
 	cma_hold_qp(c, qp);
 	rc = iw_accept(c->iw, cma_iw_qp(qp), &p);
@@ -499,17 +509,10 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	qp = qp_for(c, conn_param);
 	if ((c->state != CMA_ADDR_RESOLVED && c->state != CMA_ROUTE_RESOLVED) ||
 	    !qp || !cma_iw_qp(qp) ||
-	    host_port(&id->route.addr.dst_storage, host, sizeof(host),
-			     port, sizeof(port)))
+	    host_port(&id->route.addr.dst_storage, host, sizeof(host), port,
+		      sizeof(port)))
 		return ERR(EINVAL);
-	if (conn_param) {
-		p.private_data = conn_param->private_data;
-		p.private_data_len = conn_param->private_data_len;
-		if (conn_param->responder_resources != RDMA_MAX_RESP_RES)
-			p.ird = conn_param->responder_resources;
-		if (conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH)
-			p.ord = conn_param->initiator_depth;
-	}
+	conn_param_in(&p, conn_param);
 	if (!p.private_data_len && c->connect_len) {
 		p.private_data = c->connect_data;
 		p.private_data_len = c->connect_len;
