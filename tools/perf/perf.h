@@ -58,6 +58,15 @@ static inline uint32_t perf_ring_next(uint32_t i, uint32_t n)
 }
 
 /* Tests whose operation waits for the peer's response (ORD/IRD). */
+/*
+ * Latency tests: the last octet's value in iteration @i, which the other
+ * end watches for; never 0, the buffers' start.
+ */
+static inline uint8_t perf_lat_mark(uint64_t i)
+{
+	return (uint8_t)(i % 255 + 1);
+}
+
 static inline bool perf_test_requests(unsigned int t)
 {
 	return t == PERF_READ || t == PERF_ATOMIC;

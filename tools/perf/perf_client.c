@@ -60,12 +60,6 @@ struct perf_client {
 	struct iw_wc wc[PERF_STREAM_POLL];
 };
 
-/* The last octet's value in iteration @i: never 0, the buffers' start. */
-static uint8_t lat_mark(uint64_t i)
-{
-	return (uint8_t)(i % 255 + 1);
-}
-
 /* ---- completions --------------------------------------------------------- */
 
 /*
@@ -356,7 +350,7 @@ static int stream(struct perf_client *c, uint64_t iters, double t0)
 static int ping(struct perf_client *c, struct perf_ep *e, uint64_t i)
 {
 	if (c->op == IW_WR_RDMA_WRITE) {
-		e->expect = lat_mark(i);
+		e->expect = perf_lat_mark(i);
 		e->src[e->sge[0].length - 1] = e->expect;
 	}
 	e->t0 = tool_now_us();

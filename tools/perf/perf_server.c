@@ -46,11 +46,6 @@ struct server {
 	char iw_port[16], tcp_port[16];
 };
 
-static uint8_t lat_mark(uint64_t i)
-{
-	return (uint8_t)(i % 255 + 1);
-}
-
 /* ---- taking the client's connections ------------------------------------- */
 
 /* Says no with our reason in the reject's private data, and says so here. */
@@ -336,7 +331,7 @@ static int step_begins(struct server *s, struct perf_ep *e, const uint8_t *p,
 	 */
 	if (e->watching && s->req.watch_only)
 		iw_req_notify_cq(s->d.cq, 1);
-	e->expect = lat_mark(0);
+	e->expect = perf_lat_mark(0);
 	e->buf[m.size - 1] = 0;
 	m = (struct perf_ctrl){ .type = PERF_READY, .size = m.size };
 	return perf_send_ctrl(e, &m, false);
@@ -405,7 +400,7 @@ static int watch_marks(struct server *s)
 		if (!e->watching ||
 		    __atomic_load_n(mark, __ATOMIC_ACQUIRE) != e->expect)
 			continue;
-		e->expect = lat_mark(++e->posted);
+		e->expect = perf_lat_mark(++e->posted);
 		if (post_one(e, IW_WR_RDMA_WRITE, e->step_size))
 			return -1;
 		seen++;
