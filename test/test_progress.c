@@ -469,7 +469,7 @@ static void *send_slowly(void *arg)
  * Another thread runs the server context's loop all along.  While the
  * application's thread sleeps in iw_progress_cq() on the server's CQ,
  * the Sends that arrive are the sleeper's to read: the loop's thread
- * makes no read at all, though its reclaim timer runs every 10 ms.  Once
+ * makes no read at all, though its release timer runs every 10 ms.  Once
  * the waits stop, the loop takes the connection back and places a Write
  * nobody polls for.
  */
@@ -825,7 +825,7 @@ END_TEST
  * leaves the connection with the loop: a program that polls until its
  * send completes and then watches memory, as ib_write_lat does, needs the
  * loop to place its peer's Write.  Who has the connection shows in how
- * two posts in a row leave: with the loop each at once, owned by the
+ * two posts in a row leave: with the loop each at once, held by the
  * polls the second waits for the next poll.
  */
 START_TEST(thread_mode_one_empty_poll_leaves_the_connection_to_the_loop)
@@ -953,7 +953,7 @@ static bool drain_server(struct manual *m)
 /*
  * Empty polls of a CQ with no queue pair: in manual mode one in 32
  * (MANUAL_LOOP_EVERY) runs the context's loop in passing, as another
- * thread's polls of its own CQ do.  32 of them run it once: the reclaim
+ * thread's polls of its own CQ do.  32 of them run it once: the release
  * timer cannot fire twice in one run, so a connection the polls took is
  * still theirs.  Returns how many times the process wrote to a socket
  * meanwhile.

@@ -100,7 +100,7 @@ void conn_kick(struct iw_cm_id *id)
  * time as others complete sends its requests in one write per response
  * read, not in one write each.
  * And while the application's polls own the connection
- * (progress_polled()), work posted with no poll since the previous post
+ * (progress_hold()), work posted with no poll since the previous post
  * waits for the next poll of either CQ of the QP, which sends it with
  * whatever else was posted meanwhile (so does the hand-back to the loop).
  * Programs that post one request per call, as perftest does, then pay
@@ -113,8 +113,8 @@ void conn_posted(struct iw_cm_id *id)
 	struct iw_qp *qp = id->qp;
 	bool burst = false;
 
-	if (id->app_polled && qp) {
-		/* (not owned, polls_at_post goes stale: polls came since) */
+	if (id->held && qp) {
+		/* (not held, polls_at_post goes stale: polls came since) */
 		uint32_t polls = cq_polls(qp->send_cq);
 
 		if (qp->recv_cq != qp->send_cq)
@@ -150,7 +150,7 @@ void conn_flush(struct iw_cm_id *id)
 /*
  * A thread that polls moves the stream on itself: what has arrived is
  * placed and completed, what is due is sent.  @waiting: it keeps finding
- * its CQ empty (see progress_polled()).  With the connection's lock.
+ * its CQ empty (see progress_hold()).  With the connection's lock.
  */
 void conn_progress(struct iw_cm_id *id, bool waiting)
 {
@@ -159,7 +159,7 @@ void conn_progress(struct iw_cm_id *id, bool waiting)
 	conn_flush(id); /* before the read: the peer waits for it */
 	tp_poll(&id->tp);
 	if (waiting && id->state == ID_CONNECTED)
-		progress_polled(id);
+		progress_hold(id);
 }
 
 static int conn_tx_gather(void *arg, struct iovec *iov, int max,
@@ -638,7 +638,7 @@ const struct tp_ops conn_tp_ops = {
 void conn_close(struct iw_cm_id *id, int err)
 {
 	timer_stop(id);
-	progress_unpoll(id);
+	progress_unhold(id);
 	if (id->has_tp)
 		tp_shutdown(&id->tp);
 	if (id->qp && id->qp->engine.state != RDMAP_QP_ERROR)

@@ -400,7 +400,7 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 		progress_flush(cq); /* work posted since the last poll */
 	n = take(cq, num_entries, wc);
 	if (!n) {
-		/* a second empty poll in a row takes the QPs (progress_polled()) */
+		/* a second empty poll in a row takes the QPs (progress_hold()) */
 		progress_cq(cq, idle_polls > 0);
 		n = take(cq, num_entries, wc);
 		if (!n && ++idle_polls >= CQ_IDLE_HELP)

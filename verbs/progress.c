@@ -54,7 +54,7 @@ static void stop_loop(evutil_socket_t fd, short what, void *arg)
 	event_base_loopbreak(arg);
 }
 
-static void on_reclaim(evutil_socket_t fd, short what, void *arg);
+static void on_release_timer(evutil_socket_t fd, short what, void *arg);
 
 static void loop_fini(struct progress_loop *l)
 {
@@ -65,12 +65,12 @@ static void loop_fini(struct progress_loop *l)
 	}
 	if (l->stop_ev)
 		event_free(l->stop_ev);
-	if (l->reclaim)
-		event_free(l->reclaim);
+	if (l->release_timer)
+		event_free(l->release_timer);
 	if (l->own_base && l->base)
 		event_base_free(l->base);
 	pthread_mutex_destroy(&l->dispatch);
-	pthread_mutex_destroy(&l->owned_lock);
+	pthread_mutex_destroy(&l->held_lock);
 }
 
 static int loop_init(struct progress_loop *l, struct event_base *app_base,
@@ -79,7 +79,7 @@ static int loop_init(struct progress_loop *l, struct event_base *app_base,
 	int rc;
 
 	pthread_mutex_init(&l->dispatch, NULL);
-	pthread_mutex_init(&l->owned_lock, NULL);
+	pthread_mutex_init(&l->held_lock, NULL);
 	if (app_base) {
 		l->base = app_base;
 		return 0;
@@ -89,8 +89,8 @@ static int loop_init(struct progress_loop *l, struct event_base *app_base,
 	if (!l->base)
 		return -ENOMEM;
 	/* threads waiting in iw_progress_cq() take connections in any mode */
-	l->reclaim = event_new(l->base, -1, EV_PERSIST, on_reclaim, l);
-	if (!l->reclaim)
+	l->release_timer = event_new(l->base, -1, EV_PERSIST, on_release_timer, l);
+	if (!l->release_timer)
 		return -ENOMEM;
 	if (!thread)
 		return 0;
@@ -163,29 +163,41 @@ struct progress_loop *progress_conn_loop(struct iw_context *ctx)
 
 /* ---- handing reads between the loop's thread and polling threads ----- */
 
-static void owned_unlink(struct progress_loop *l, struct iw_cm_id *id)
+/*
+ * One concept, one name: the application's threads *hold* a connection
+ * when their polls (or a wait in iw_progress_cq()) read its socket and
+ * the loop does not watch it (id->held, the loop's held_list).
+ * progress_hold() is where a poll takes hold, hold() what taking it
+ * does; release() gives a held connection back to the loop, which the
+ * release timer does for idle ones (release_idle(), every
+ * RELEASE_LOOK_US); unhold() drops the hold without watching again, for
+ * a connection that closes (progress_unhold()).  The transport sees the
+ * same thing as tp_set_polled().
+ */
+
+static void held_unlink(struct progress_loop *l, struct iw_cm_id *id)
 {
-	if (id->owned_prev)
-		id->owned_prev->owned_next = id->owned_next;
+	if (id->held_prev)
+		id->held_prev->held_next = id->held_next;
 	else
-		l->owned = id->owned_next;
-	if (id->owned_next)
-		id->owned_next->owned_prev = id->owned_prev;
-	id->owned_prev = id->owned_next = NULL;
+		l->held_list = id->held_next;
+	if (id->held_next)
+		id->held_next->held_prev = id->held_prev;
+	id->held_prev = id->held_next = NULL;
 }
 
-/* With the connection's and the list's locks: no thread owns it now. */
-static void disown(struct progress_loop *l, struct iw_cm_id *id)
+/* With the connection's and the list's locks: no thread holds it now. */
+static void unhold(struct progress_loop *l, struct iw_cm_id *id)
 {
-	id->app_polled = false;
-	id->app_waited = false;
-	owned_unlink(l, id);
+	id->held = false;
+	id->held_by_waiter = false;
+	held_unlink(l, id);
 }
 
-/* disown(), and the loop watches the socket again. */
-static void give_back(struct iw_cm_id *id)
+/* unhold(), and the loop watches the socket again. */
+static void release(struct iw_cm_id *id)
 {
-	disown(id->loop, id);
+	unhold(id->loop, id);
 	tp_set_polled(&id->tp, false);
 }
 
@@ -195,7 +207,7 @@ static bool qp_armed(const struct iw_qp *qp)
 	       atomic_load_explicit(&qp->recv_cq->armed, memory_order_relaxed);
 }
 
-static void take_over(struct progress_loop *l, struct iw_cm_id *id);
+static void hold(struct progress_loop *l, struct iw_cm_id *id);
 
 /*
  * A thread that found its CQ empty, and had found it empty at its poll
@@ -210,54 +222,54 @@ static void take_over(struct progress_loop *l, struct iw_cm_id *id);
  * find completions do not count, nor does one empty poll after them: an
  * application that polls until its send completes and then spins on
  * memory for a peer's RDMA Write, as latency tests do, needs the loop to
- * place that Write.  An application's own event_base has no reclaim
+ * place that Write.  An application's own event_base has no release
  * timer: its loop keeps every connection.
  */
-void progress_polled(struct iw_cm_id *id)
+void progress_hold(struct iw_cm_id *id)
 {
 	struct progress_loop *l = id->loop;
 
-	if (!l || !l->reclaim)
+	if (!l || !l->release_timer)
 		return;
-	id->app_polls++;
-	if (id->app_polled || !id->qp || qp_armed(id->qp))
+	id->held_polls++;
+	if (id->held || !id->qp || qp_armed(id->qp))
 		return;
-	take_over(l, id);
+	hold(l, id);
 }
 
 /*
  * The calling thread reads the connection from now on: the loop stops
- * watching it until the reclaim timer finds it no longer polled.  With
+ * watching it until the release timer finds it no longer polled.  With
  * the connection's lock held.
  */
-static void take_over(struct progress_loop *l, struct iw_cm_id *id)
+static void hold(struct progress_loop *l, struct iw_cm_id *id)
 {
-	id->app_polled = true;
+	id->held = true;
 	tp_set_polled(&id->tp, true);
-	pthread_mutex_lock(&l->owned_lock);
-	id->owned_next = l->owned;
-	if (l->owned)
-		l->owned->owned_prev = id;
-	l->owned = id;
-	if (!l->reclaim_armed) {
-		struct timeval tv = { 0, RECLAIM_US };
+	pthread_mutex_lock(&l->held_lock);
+	id->held_next = l->held_list;
+	if (l->held_list)
+		l->held_list->held_prev = id;
+	l->held_list = id;
+	if (!l->release_armed) {
+		struct timeval tv = { 0, RELEASE_LOOK_US };
 
-		evtimer_add(l->reclaim, &tv);
-		l->reclaim_armed = true;
+		evtimer_add(l->release_timer, &tv);
+		l->release_armed = true;
 	}
-	pthread_mutex_unlock(&l->owned_lock);
+	pthread_mutex_unlock(&l->held_lock);
 }
 
 /* The connection closes (its lock held): off the list. */
-void progress_unpoll(struct iw_cm_id *id)
+void progress_unhold(struct iw_cm_id *id)
 {
 	struct progress_loop *l = id->loop;
 
-	if (!l || !id->app_polled)
+	if (!l || !id->held)
 		return;
-	pthread_mutex_lock(&l->owned_lock);
-	disown(l, id);
-	pthread_mutex_unlock(&l->owned_lock);
+	pthread_mutex_lock(&l->held_lock);
+	unhold(l, id);
+	pthread_mutex_unlock(&l->held_lock);
 }
 
 /*
@@ -268,44 +280,44 @@ void progress_unpoll(struct iw_cm_id *id)
  * sleeps on it.  Work posted after the last poll leaves now, at the
  * latest.  In the loop.
  */
-static void reclaim(struct progress_loop *l, bool all)
+static void release_idle(struct progress_loop *l, bool all)
 {
 	struct iw_cm_id *id, *next;
 
-	pthread_mutex_lock(&l->owned_lock);
-	for (id = l->owned; id; id = next) {
-		next = id->owned_next;
+	pthread_mutex_lock(&l->held_lock);
+	for (id = l->held_list; id; id = next) {
+		next = id->held_next;
 		if (pthread_mutex_trylock(&id->lock))
 			continue;
-		if (all && id->app_waited) {
+		if (all && id->held_by_waiter) {
 			pthread_mutex_unlock(&id->lock);
 			continue;
 		}
-		if ((all || id->app_polls == id->app_polls_seen) &&
+		if ((all || id->held_polls == id->held_polls_seen) &&
 		    !(id->qp && progress_qp_waited(id->qp)))
-			give_back(id);
+			release(id);
 		else
-			id->app_polls_seen = id->app_polls;
+			id->held_polls_seen = id->held_polls;
 		if (id->tx_deferred) {
-			/* sent from a callback of its own, not under owned_lock */
+			/* sent from a callback of its own, not under held_lock */
 			id->tx_deferred = false;
 			tp_poll_soon(&id->tp);
 		}
 		pthread_mutex_unlock(&id->lock);
 	}
-	if (!l->owned && l->reclaim_armed) {
-		event_del(l->reclaim);
-		l->reclaim_armed = false;
+	if (!l->held_list && l->release_armed) {
+		event_del(l->release_timer);
+		l->release_armed = false;
 	}
-	pthread_mutex_unlock(&l->owned_lock);
+	pthread_mutex_unlock(&l->held_lock);
 }
 
-/* The loop's timer: see RECLAIM_US. */
-static void on_reclaim(evutil_socket_t fd, short what, void *arg)
+/* The loop's timer: see RELEASE_LOOK_US. */
+static void on_release_timer(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	reclaim(arg, false);
+	release_idle(arg, false);
 }
 
 /* A CQ was armed: its QPs' sockets go back to the loop at once. */
@@ -319,10 +331,10 @@ void progress_cq_armed(struct iw_cq *cq)
 		pthread_mutex_t *lk = qp_lock(qp);
 		struct iw_cm_id *id = qp->id;
 
-		if (id && id->app_polled) {
-			pthread_mutex_lock(&id->loop->owned_lock);
-			give_back(id);
-			pthread_mutex_unlock(&id->loop->owned_lock);
+		if (id && id->held) {
+			pthread_mutex_lock(&id->loop->held_lock);
+			release(id);
+			pthread_mutex_unlock(&id->loop->held_lock);
 		}
 		if (id)
 			conn_flush(id); /* a sleeper's work must not wait */
@@ -398,8 +410,8 @@ void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg)
  * Manual mode: runs the loop once, unless another thread is running it:
  * waiting up to @timeout_ms (-1: no bound) for something to happen, and
  * for @fd to become readable when it is not -1; with @take_back, first
- * taking back the connections that polls own (reclaim()).  Returns false
- * when another thread had the loop.
+ * releasing the connections that polls hold (release_idle()).  Returns
+ * false when another thread had the loop.
  */
 static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms,
 		       bool take_back)
@@ -412,7 +424,7 @@ static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms,
 		return false;
 	dispatching = l;
 	if (take_back)
-		reclaim(l, true);
+		release_idle(l, true);
 	if (timeout_ms == 0) {
 		event_base_loop(l->base, EVLOOP_NONBLOCK);
 	} else {
@@ -519,7 +531,7 @@ static void progress_qp(struct iw_qp *qp, bool waiting)
 }
 
 /*
- * Sends the work posted to the CQ's QPs while polls owned their
+ * Sends the work posted to the CQ's QPs while polls held their
  * connections (conn_posted()).  A QP whose lock another thread holds is
  * left to the next poll.
  */
@@ -554,7 +566,7 @@ static void progress_qps(struct iw_cq *cq, uint32_t start, bool waiting)
 /*
  * Reads what has arrived for the CQ's QPs, starting with a different QP
  * each time so that none is always last; @waiting when the calling thread
- * keeps finding the CQ empty (see progress_polled()).
+ * keeps finding the CQ empty (see progress_hold()).
  * Called inside the CQ's grace period, which keeps the QPs (and their
  * connections) alive.
  */
@@ -578,7 +590,7 @@ void progress_cq(struct iw_cq *cq, bool waiting)
  * hardware nobody's CPU places them, here the loop's thread would, and
  * on a small machine it would fight the spinning thread for the CPU.  The
  * spinner places them instead; their connections leave the loop as its
- * own CQ's do (progress_polled()) and go back once it stops.  In manual
+ * own CQ's do (progress_hold()) and go back once it stops.  In manual
  * mode an empty poll runs the loop, which reaches every connection.
  */
 void progress_help(struct iw_cq *idle)
@@ -649,11 +661,11 @@ static nfds_t cq_watch(struct iw_cq *cq, struct pollfd *p, nfds_t max,
 		if (id && id->state == ID_CONNECTED && id->has_tp) {
 			p[n].events = tp_wait_events(&id->tp, &p[n].fd);
 			if (p[n].events) {
-				if (!id->app_polled && id->loop &&
-				    id->loop->reclaim)
-					take_over(id->loop, id);
-				id->app_waited = id->app_polled;
-				id->app_polls++;
+				if (!id->held && id->loop &&
+				    id->loop->release_timer)
+					hold(id->loop, id);
+				id->held_by_waiter = id->held;
+				id->held_polls++;
 				n++;
 			}
 		}

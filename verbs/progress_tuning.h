@@ -35,12 +35,13 @@
 /* ---- connections the application's polls own (progress.c) -------------- */
 
 /*
- * How often the loop looks for connections the application left: one
- * goes back 10 to 20 ms after its polls stop (iw_open(3)).  A polling
+ * How often the release timer looks for held connections the
+ * application left: one goes back to the loop 10 to 20 ms after its polls
+ * stop (iw_open(3)).  A polling
  * thread descheduled on a busy machine misses a look now and then; a
  * connection given back too early only costs the loop a wakeup.
  */
-#define RECLAIM_US 10000
+#define RELEASE_LOOK_US 10000
 
 /* ---- manual mode (progress.c) ------------------------------------------ */
 

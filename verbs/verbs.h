@@ -59,14 +59,14 @@ struct progress_loop {
 	pthread_mutex_t dispatch; /* manual: held by whoever runs it */
 	atomic_uint barriers;	  /* manual: waiting for it to stop */
 	/*
-	 * Connections whose reads the application's polls have taken over
-	 * (struct iw_cm_id.app_polled): a timer gives them back to the loop
+	 * Connections the application's threads hold (struct
+	 * iw_cm_id.held): the release timer gives them back to the loop
 	 * once the application stops polling them.
 	 */
-	pthread_mutex_t owned_lock;
-	struct iw_cm_id *owned;
-	struct event *reclaim;
-	bool reclaim_armed;
+	pthread_mutex_t held_lock;
+	struct iw_cm_id *held_list;
+	struct event *release_timer;
+	bool release_armed;
 };
 
 struct iw_context {
@@ -248,26 +248,27 @@ struct iw_cm_id {
 	bool has_tp;
 	struct progress_loop *loop; /* the one watching tp */
 	/*
-	 * The application's polls read the socket; the loop stops watching
-	 * it, so that its thread does not wake for every message only to
-	 * find it taken, nor other threads' polls send on it in passing
-	 * (manual mode).  app_polls counts those polls, for the reclaim
-	 * timer.  app_waited: a thread waiting in iw_progress_cq() took it;
-	 * only the timer gives such a connection back.
+	 * held: the application's threads hold the connection (progress.c):
+	 * their polls read the socket and the loop stops watching it, so
+	 * that its thread does not wake for every message only to find it
+	 * taken, nor other threads' polls send on it in passing (manual
+	 * mode).  held_polls counts those polls, for the release timer.
+	 * held_by_waiter: a thread waiting in iw_progress_cq() took hold;
+	 * only the timer releases such a connection.
 	 */
-	bool app_polled;
-	bool app_waited;
+	bool held;
+	bool held_by_waiter;
 	/*
 	 * Meanwhile, work posted after another post with no poll between
 	 * them waits for the next poll of the QP's CQs (or the hand-back), so
 	 * that requests posted one at a time leave in one write rather than
 	 * in one each.  polls_at_post: the CQs' polls at the last post.  (In
-	 * the padding around app_polls: the fields after keep their place.)
+	 * the padding around held_polls: the fields after keep their place.)
 	 */
 	bool tx_deferred;
-	uint32_t app_polls, app_polls_seen;
+	uint32_t held_polls, held_polls_seen;
 	uint32_t polls_at_post;
-	struct iw_cm_id *owned_prev, *owned_next;
+	struct iw_cm_id *held_prev, *held_next;
 	struct event *timer;	  /* handshake, first FPDU hold */
 	struct event *term_timer; /* a Terminate's time to leave */
 	struct iw_qp *qp;
@@ -327,8 +328,8 @@ bool cq_ready(struct iw_cq *cq);
 int progress_start(struct iw_context *ctx, const struct iw_context_attr *attr);
 void progress_stop(struct iw_context *ctx);
 struct progress_loop *progress_conn_loop(struct iw_context *ctx);
-void progress_polled(struct iw_cm_id *id);
-void progress_unpoll(struct iw_cm_id *id);
+void progress_hold(struct iw_cm_id *id);
+void progress_unhold(struct iw_cm_id *id);
 void progress_cq_armed(struct iw_cq *cq);
 void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg);
 void progress_cq(struct iw_cq *cq, bool waiting);
