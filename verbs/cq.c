@@ -374,7 +374,7 @@ static bool progress_due(struct iw_cq *cq)
 /* How many polls the CQ has had, empty or not (a count that wraps). */
 uint32_t cq_polls(struct iw_cq *cq)
 {
-	return atomic_load_explicit(&cq->next_qp, memory_order_relaxed) +
+	return atomic_load_explicit(&cq->empty_polls, memory_order_relaxed) +
 	       atomic_load_explicit(&cq->busy_polls, memory_order_relaxed);
 }
 

@@ -573,7 +573,7 @@ static void progress_qps(struct iw_cq *cq, uint32_t start, bool waiting)
 void progress_cq(struct iw_cq *cq, bool waiting)
 {
 	struct iw_context *ctx = cq->ctx;
-	uint32_t start = atomic_fetch_add_explicit(&cq->next_qp, 1,
+	uint32_t start = atomic_fetch_add_explicit(&cq->empty_polls, 1,
 						   memory_order_relaxed);
 
 	progress_qps(cq, start, waiting);
@@ -697,7 +697,7 @@ static int left_ms(long long end, int cap)
 /* Manual mode: one wakeup in MANUAL_LOOP_EVERY runs the loop too. */
 static bool loop_due(struct iw_cq *cq)
 {
-	return atomic_fetch_add(&cq->next_qp, 1) % MANUAL_LOOP_EVERY == 0;
+	return atomic_fetch_add(&cq->empty_polls, 1) % MANUAL_LOOP_EVERY == 0;
 }
 
 int iw_progress_cq(struct iw_cq *cq, int timeout_ms)

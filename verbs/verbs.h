@@ -137,8 +137,14 @@ struct iw_cq {
 	_Alignas(64) atomic_uint tail;
 	_Alignas(64) struct grace grace; /* pollers against QPs going away */
 	_Atomic(struct cq_qps *) qps;
-	atomic_uint next_qp; /* where the next empty poll starts; counts them */
-	atomic_uint busy_polls; /* polls that found completions but not many */
+	/*
+	 * Empty polls (and wakeups of a thread waiting on the CQ), one count
+	 * read three ways: the QP the next one starts at, the one in
+	 * MANUAL_LOOP_EVERY that runs the loop in manual mode, and with
+	 * busy_polls the CQ's polls (cq_polls()).
+	 */
+	atomic_uint empty_polls;
+	atomic_uint busy_polls; /* polls that found completions */
 	atomic_bool armed;
 	atomic_bool solicited_only;
 	atomic_bool overrun;
