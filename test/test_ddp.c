@@ -20,76 +20,7 @@
 #include "mpa/mpa.h"
 #include "rdmap/rdmap.h"
 #include "testutil.h"
-
-/* ---- helpers: collecting the ULPDUs of a byte stream ----------------- */
-
-#define MAX_ULPDUS 1024
-
-struct ulpdus {
-	uint8_t *data;
-	size_t len, cap;
-	size_t off[MAX_ULPDUS];	 /* where each ULPDU starts in data */
-	uint16_t ulen[MAX_ULPDUS];
-	uint32_t n;
-	bool open;
-};
-
-static int col_begin(void *arg, uint16_t len)
-{
-	struct ulpdus *u = arg;
-
-	require(!u->open, "ULPDU begins inside another");
-	require(u->n < MAX_ULPDUS, "too many ULPDUs");
-	u->open = true;
-	u->off[u->n] = u->len;
-	u->ulen[u->n] = len;
-	return 0;
-}
-
-static int col_data(void *arg, const uint8_t *p, size_t len)
-{
-	struct ulpdus *u = arg;
-
-	require(u->open && u->len + len <= u->cap, "unexpected ULPDU octets");
-	memcpy(u->data + u->len, p, len);
-	u->len += len;
-	return 0;
-}
-
-static int col_end(void *arg)
-{
-	struct ulpdus *u = arg;
-
-	require(u->open, "ULPDU ends without beginning");
-	require(u->len - u->off[u->n] == u->ulen[u->n],
-		"ULPDU of %u octets delivered %zu", u->ulen[u->n],
-		u->len - u->off[u->n]);
-	u->open = false;
-	u->n++;
-	return 0;
-}
-
-static const struct mpa_rx_ops col_ops = { col_begin, col_data, col_end };
-
-/* De-frames a whole stream that starts at an FPDU boundary. */
-static void deframe(const uint8_t *w, size_t len, bool crc, bool markers,
-		    struct ulpdus *u)
-{
-	struct mpa_rx rx;
-
-	memset(u, 0, sizeof(*u));
-	u->cap = len ? len : 1;
-	u->data = malloc(u->cap);
-	ck_assert_ptr_nonnull(u->data);
-	mpa_rx_init(&rx, &col_ops, u, 0xffff, markers, crc);
-	ck_assert_int_eq(mpa_rx_feed(&rx, w, len), 0);
-	ck_assert_int_eq(mpa_rx_eof(&rx), 0);
-}
-
-static const uint8_t *ulpdu_at(const struct ulpdus *u, uint32_t i)
-{
-	return u->data + u->off[i];
-}
+#include "ulpdus.h"
 
 /* ---- headers (hdr.c) ------------------------------------------------- */
 
@@ -517,16 +448,16 @@ static void exchange_run(struct exchange *x)
 	eng_move(&x->s[1], &x->s[0]);
 	ck_assert_int_eq(x->s[0].feed_rc, -IW_ETERMINATED);
 
-	deframe(x->s[0].wire, x->s[0].wire_len, false, false, &x->u[0]);
-	deframe(x->s[1].wire, x->s[1].wire_len, false, false, &x->u[1]);
+	ulpdus_deframe(&x->u[0], x->s[0].wire, x->s[0].wire_len, false, false);
+	ulpdus_deframe(&x->u[1], x->s[1].wire, x->s[1].wire_len, false, false);
 }
 
 static void exchange_fini(struct exchange *x)
 {
 	eng_fini(&x->s[0]);
 	eng_fini(&x->s[1]);
-	free(x->u[0].data);
-	free(x->u[1].data);
+	ulpdus_free(&x->u[0]);
+	ulpdus_free(&x->u[1]);
 }
 
 static struct exchange *exchange_new(void)
@@ -701,8 +632,9 @@ static bool load_siw(const char *name, int dir, struct ulpdus *u)
 			 : -EAGAIN;
 	ok = used[0] > 0 && used[1] > 0 && !rep.r;
 	if (ok)
-		deframe(b[dir] + used[dir], len[dir] - (size_t)used[dir],
-			req.c || rep.c, false, u);
+		ulpdus_deframe(u, b[dir] + used[dir],
+			       len[dir] - (size_t)used[dir], req.c || rep.c,
+			       false);
 	free(b[0]);
 	free(b[1]);
 	return ok;
@@ -792,7 +724,7 @@ START_TEST(siw_fpdus_are_version_1_with_opcodes_matching_model_and_queue)
 				check_siw_ulpdu(at, ulpdu_at(&u, i), u.ulen[i],
 						q, &c);
 			}
-			free(u.data);
+			ulpdus_free(&u);
 		}
 	}
 	fclose(list);
@@ -831,7 +763,7 @@ START_TEST(siw_client_rping_first_fpdu_is_buffer_advertisement_send)
 	ck_assert_uint_eq(get_be64(p + 18), 0x0000560a0a5b1370ull);
 	ck_assert_uint_eq(get_be32(p + 26), 0x81c24b00);
 	ck_assert_uint_eq(get_be32(p + 30), 64);
-	free(u.data);
+	ulpdus_free(&u);
 }
 END_TEST
 
@@ -877,8 +809,8 @@ START_TEST(siw_server_rping_crc_read_request_and_its_response)
 	for (int i = 0; i < 64; i++)
 		require(p[14 + i] == i, "response octet %d is %u", i,
 			p[14 + i]);
-	free(r2i.data);
-	free(i2r.data);
+	ulpdus_free(&r2i);
+	ulpdus_free(&i2r);
 }
 END_TEST
 
@@ -913,7 +845,7 @@ static void assert_siw_4k_messages(const char *name, int dir, uint8_t rdmap,
 				"%s #%u: QN %u MSN %u MO %u", name, i, h.qn,
 				h.msn, h.mo);
 	}
-	free(u.data);
+	ulpdus_free(&u);
 }
 
 START_TEST(siw_perftest_4k_writes_reads_and_sends_are_single_segments)
@@ -943,7 +875,7 @@ START_TEST(siw_perftest_4k_writes_reads_and_sends_are_single_segments)
 				get_be64(p + 38) == 0x0000561d11d8a000ull,
 			"Read Request #%u: body", i);
 	}
-	free(u.data);
+	ulpdus_free(&u);
 
 	/* ib_send_bw's other direction: four 4-octet Writes */
 	ck_assert(load_siw("siw-lo-send-4k", 1, &u));
@@ -956,7 +888,7 @@ START_TEST(siw_perftest_4k_writes_reads_and_sends_are_single_segments)
 				get_be64(p + 6) == 0x0000562bc8c4ca14ull,
 			"Write #%u differs", i);
 	}
-	free(u.data);
+	ulpdus_free(&u);
 }
 END_TEST
 

@@ -18,67 +18,7 @@
 #include "lib/byteorder.h"
 #include "lib/error.h"
 #include "rdmap_pair.h"
-
-/* ---- collecting the ULPDUs of a byte stream -------------------------- */
-
-#define MAX_ULPDUS 4096
-
-struct ulpdus {
-	uint8_t *data;
-	size_t len, cap;
-	size_t off[MAX_ULPDUS];
-	uint16_t ulen[MAX_ULPDUS];
-	uint32_t n;
-	bool open;
-};
-
-static int col_begin(void *arg, uint16_t len)
-{
-	struct ulpdus *u = arg;
-
-	require(!u->open && u->n < MAX_ULPDUS, "ULPDU log out of step");
-	u->open = true;
-	u->off[u->n] = u->len;
-	u->ulen[u->n] = len;
-	return 0;
-}
-
-static int col_data(void *arg, const uint8_t *p, size_t len)
-{
-	struct ulpdus *u = arg;
-
-	require(u->open && u->len + len <= u->cap, "unexpected ULPDU octets");
-	memcpy(u->data + u->len, p, len);
-	u->len += len;
-	return 0;
-}
-
-static int col_end(void *arg)
-{
-	struct ulpdus *u = arg;
-
-	require(u->open && u->len - u->off[u->n] == u->ulen[u->n],
-		"ULPDU ends early");
-	u->open = false;
-	u->n++;
-	return 0;
-}
-
-static const struct mpa_rx_ops col_ops = { col_begin, col_data, col_end };
-
-static void deframe(const uint8_t *w, size_t len, bool crc, bool markers,
-		    struct ulpdus *u)
-{
-	struct mpa_rx rx;
-
-	memset(u, 0, sizeof(*u));
-	u->cap = len ? len : 1;
-	u->data = malloc(u->cap);
-	ck_assert_ptr_nonnull(u->data);
-	mpa_rx_init(&rx, &col_ops, u, 0xffff, markers, crc);
-	ck_assert_int_eq(mpa_rx_feed(&rx, w, len), 0);
-	ck_assert_int_eq(mpa_rx_eof(&rx), 0);
-}
+#include "ulpdus.h"
 
 /* ---- the arena: a pair, guarded regions, posted work ------------------ */
 
@@ -257,9 +197,9 @@ static void arena_arm(struct arena *a)
 		a->cqe_mark[i] = a->p.s[i].n_cqe;
 		a->ev_mark[i] = a->p.s[i].n_ev;
 	}
-	deframe(v->wire, v->wire_len, a->o.crc, a->o.markers, &u);
+	ulpdus_deframe(&u, v->wire, v->wire_len, a->o.crc, a->o.markers);
 	a->ulpdu_mark = u.n;
-	free(u.data);
+	ulpdus_free(&u);
 	a->n_open = 0;
 	for (int i = 0; i < a->n_posted; i++)
 		if (!completed_before(v, a->cqe_mark[1], a->posted[i]))
@@ -467,7 +407,7 @@ static void assert_terminate_wire(const struct arena *a, const struct expect *e)
 	struct ulpdus u;
 	const uint8_t *t;
 
-	deframe(v->wire, v->wire_len, a->o.crc, a->o.markers, &u);
+	ulpdus_deframe(&u, v->wire, v->wire_len, a->o.crc, a->o.markers);
 	ck_assert_msg(u.n == a->ulpdu_mark + 1,
 		      "victim sent %u ULPDUs after the error, not 1",
 		      u.n - a->ulpdu_mark);
@@ -485,7 +425,7 @@ static void assert_terminate_wire(const struct arena *a, const struct expect *e)
 	}
 	if (e->r)
 		ck_assert_mem_eq(t + 24 + hl, e->seg + 18, 28);
-	free(u.data);
+	ulpdus_free(&u);
 }
 
 /* Side 0 reads the victim's Terminate back and ends without one of its own. */

@@ -17,6 +17,7 @@
 #include "lib/error.h"
 #include "rdmap/rdmap_internal.h"
 #include "rdmap_pair.h"
+#include "ulpdus.h"
 
 #define ACC_ALL (DDP_ACCESS_LOCAL_WRITE | DDP_ACCESS_REMOTE_WRITE | \
 		 DDP_ACCESS_REMOTE_READ | DDP_ACCESS_REMOTE_ATOMIC)
@@ -107,60 +108,20 @@ static uint64_t va(const void *p)
 
 /* ---- reading a side's wire back --------------------------------------- */
 
-#define MAX_ULPDUS 512
-
-struct ulpdus {
-	uint8_t data[1 << 16];
-	size_t len;
-	size_t off[MAX_ULPDUS];
-	uint16_t ulen[MAX_ULPDUS];
-	uint32_t n;
-};
-
-static int col_begin(void *arg, uint16_t len)
-{
-	struct ulpdus *u = arg;
-
-	require(u->n < MAX_ULPDUS, "too many ULPDUs");
-	u->off[u->n] = u->len;
-	u->ulen[u->n] = len;
-	return 0;
-}
-
-static int col_data(void *arg, const uint8_t *p, size_t len)
-{
-	struct ulpdus *u = arg;
-
-	require(u->len + len <= sizeof(u->data), "ULPDU log full");
-	memcpy(u->data + u->len, p, len);
-	u->len += len;
-	return 0;
-}
-
-static int col_end(void *arg)
-{
-	((struct ulpdus *)arg)->n++;
-	return 0;
-}
-
-static const struct mpa_rx_ops col_ops = { col_begin, col_data, col_end };
-
-/* Every ULPDU side @side has sent so far. */
+/* Every ULPDU side @side has sent so far; ulpdus_done() frees them. */
 static struct ulpdus *ulpdus_of(const struct pair *p, int side)
 {
-	const struct pair_side *s = &p->s[side];
 	struct ulpdus *u = calloc(1, sizeof(*u));
-	struct mpa_rx rx;
 
 	ck_assert_ptr_nonnull(u);
-	mpa_rx_init(&rx, &col_ops, u, 0xffff, false, false);
-	ck_assert_int_eq(mpa_rx_feed(&rx, s->wire, s->wire_len), 0);
+	ulpdus_deframe(u, p->s[side].wire, p->s[side].wire_len, false, false);
 	return u;
 }
 
-static const uint8_t *ulpdu(const struct ulpdus *u, uint32_t i)
+static void ulpdus_done(struct ulpdus *u)
 {
-	return u->data + u->off[i];
+	ulpdus_free(u);
+	free(u);
 }
 
 /* ---- what a Terminate must say ---------------------------------------- */
@@ -207,7 +168,7 @@ static void assert_terminated(struct pair *p, int victim,
 	ck_assert_uint_eq(v->qp.state, RDMAP_QP_ERROR);
 	ck_assert_uint_eq(count_ev(v, RDMAP_EV_TERMINATE_SENT), 1);
 	ck_assert_uint_ge(u->n, 1);
-	last = ulpdu(u, u->n - 1);
+	last = ulpdu_at(u, u->n - 1);
 	ck_assert_uint_eq(last[1] & RDMAP_CTRL_OPCODE, RDMAP_OP_TERMINATE);
 	ck_assert_uint_eq(u->ulen[u->n - 1], 18 + 4 + 2 + hl);
 	ck_assert_uint_eq(last[18], w->layer << 4 | w->etype);
@@ -216,9 +177,9 @@ static void assert_terminated(struct pair *p, int victim,
 	ck_assert_uint_eq(get_be16(last + 22), seg_len);
 	ck_assert_mem_eq(last + 24, seg, hl);
 	for (uint32_t i = 0; i + 1 < u->n; i++)
-		ck_assert_uint_ne(ulpdu(u, i)[1] & RDMAP_CTRL_OPCODE,
+		ck_assert_uint_ne(ulpdu_at(u, i)[1] & RDMAP_CTRL_OPCODE,
 				  RDMAP_OP_TERMINATE);
-	free(u);
+	ulpdus_done(u);
 
 	t = term_received(o);
 	ck_assert_ptr_nonnull(t);
@@ -593,8 +554,8 @@ START_TEST(write_with_immediate_places_the_data_then_completes_a_receive)
 	u = ulpdus_of(&p, 0);
 	ck_assert_uint_ge(u->n, 2);
 	for (uint32_t i = 0; i + 1 < u->n; i++)
-		ck_assert_uint_eq(ulpdu(u, i)[1], 0x40 | RDMAP_OP_WRITE);
-	imm = ulpdu(u, u->n - 1);
+		ck_assert_uint_eq(ulpdu_at(u, i)[1], 0x40 | RDMAP_OP_WRITE);
+	imm = ulpdu_at(u, u->n - 1);
 	ck_assert_uint_eq(u->ulen[u->n - 1], 18 + RDMAP_IMM_LEN);
 	ck_assert_uint_eq(imm[0], 0x41); /* untagged, last, DDP version 1 */
 	ck_assert_uint_eq(imm[1], 0x40 | RDMAP_OP_IMM);
@@ -602,7 +563,7 @@ START_TEST(write_with_immediate_places_the_data_then_completes_a_receive)
 	ck_assert_uint_eq(get_be32(imm + 10), 1); /* MSN */
 	ck_assert_uint_eq(get_be32(imm + 14), 0); /* MO */
 	ck_assert_uint_eq(get_be64(imm + 18), 0x1122334455667788ull);
-	free(u);
+	ulpdus_done(u);
 	pair_fini(&p);
 }
 END_TEST
@@ -679,8 +640,8 @@ START_TEST(immediate_data_takes_receives_in_order_with_sends)
 	{
 		struct ulpdus *u = ulpdus_of(&p, 0);
 
-		ck_assert_uint_eq(ulpdu(u, 1)[1], 0x40 | RDMAP_OP_IMM_SE);
-		free(u);
+		ck_assert_uint_eq(ulpdu_at(u, 1)[1], 0x40 | RDMAP_OP_IMM_SE);
+		ulpdus_done(u);
 	}
 	pair_fini(&p);
 }
@@ -842,11 +803,11 @@ START_TEST(a_faulty_atomic_target_is_refused_with_its_terminate)
 	/* the requests go; the victim answers; the requester reads it */
 	pair_pump(&p);
 	u = ulpdus_of(&p, 0);
-	req = ulpdu(u, 0);
+	req = ulpdu_at(u, 0);
 	ck_assert_uint_eq(req[1], 0x40 | RDMAP_OP_ATOMIC_REQ);
 	ck_assert_uint_eq(u->ulen[0], 18 + RDMAP_ATOMIC_REQ_LEN);
 	assert_terminated(&p, 1, &fault_term[_i].w, req, u->ulen[0]);
-	free(u);
+	ulpdus_done(u);
 	ck_assert_uint_eq(cqe_of(&p.s[0], 1)->status, RDMAP_WC_REM_ACCESS_ERR);
 	ck_assert_int_eq(cqe_of(&p.s[0], 1)->err, -IW_ETERMINATED);
 	ck_assert_uint_eq(cqe_of(&p.s[0], 2)->status, RDMAP_WC_WR_FLUSH_ERR);
@@ -891,8 +852,8 @@ START_TEST(more_atomics_than_the_ird_are_refused)
 	assert_terminated(&p, 1,
 			  &(struct want_term){ -IW_ERDMAP_ATOMIC_IRD_EXCEEDED,
 					       0, 2, 0x07 },
-			  ulpdu(u, 1), u->ulen[1]);
-	free(u);
+			  ulpdu_at(u, 1), u->ulen[1]);
+	ulpdus_done(u);
 	ck_assert_uint_eq(t, 41);
 	ck_assert_uint_eq(cqe_of(&p.s[0], 1)->status, RDMAP_WC_WR_FLUSH_ERR);
 	ck_assert_uint_eq(cqe_of(&p.s[0], 2)->status, RDMAP_WC_REM_OP_ERR);
@@ -946,8 +907,8 @@ START_TEST(an_extension_opcode_on_a_stream_without_it_is_an_unknown_opcode)
 	ck_assert_uint_eq(u->n, 1);
 	assert_terminated(&p, 1,
 			  &(struct want_term){ -IW_ERDMAP_OPCODE, 0, 2, 0x06 },
-			  ulpdu(u, 0), u->ulen[0]);
-	free(u);
+			  ulpdu_at(u, 0), u->ulen[0]);
+	ulpdus_done(u);
 	ck_assert_uint_eq(t, 5);
 	/* an atomic is named by its DDP header: it fails, remotely */
 	ck_assert_uint_eq(cqe_of(&p.s[0], 1)->status,
@@ -1139,14 +1100,14 @@ START_TEST(a_forged_extension_message_gets_its_terminate)
 	/* the Terminate echoes the forged segment's header */
 	{
 		struct ulpdus *u = ulpdus_of(&p, 1);
-		const uint8_t *last = ulpdu(u, u->n - 1);
+		const uint8_t *last = ulpdu_at(u, u->n - 1);
 		size_t hl = seg[0] & DDP_CTRL_T ? 14 : 18;
 
 		ck_assert_uint_eq(last[18], forged_term[_i].w.layer << 4 |
 						    forged_term[_i].w.etype);
 		ck_assert_uint_eq(last[19], forged_term[_i].w.ecode);
 		ck_assert_mem_eq(last + 24, seg, hl);
-		free(u);
+		ulpdus_done(u);
 	}
 	assert_terminated(&p, 1, &forged_term[_i].w, seg, (uint16_t)n);
 	ck_assert_uint_eq(t, _i == G_ARESP_WRONG_ID ||
