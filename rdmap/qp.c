@@ -293,17 +293,23 @@ static void flush_recv(struct rdmap_qp *qp, const struct rdmap_rwqe *r)
 
 /*
  * Every work request not yet completed completes now, once, in order: with
- * the status already decided for it, else with a flush error.  Posted
- * receives of an SRQ stay there for the other QPs.
+ * the status already decided for it, else with a flush error; when the
+ * peer stopped acknowledging (the owner ended the stream with -ETIMEDOUT),
+ * the send queue's with a retry-exceeded error, as InfiniBand reports a
+ * peer that its retries did not reach.  Posted receives of an SRQ stay
+ * there for the other QPs.
  */
 static void flush(struct rdmap_qp *qp)
 {
+	uint8_t status = qp->err == -ETIMEDOUT ? RDMAP_WC_RETRY_EXC_ERR
+					       : RDMAP_WC_WR_FLUSH_ERR;
+
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct rdmap_swqe *w = sq_at(qp, i);
 
 		if (w->state != SWQE_DONE) {
 			w->state = SWQE_DONE;
-			w->status = RDMAP_WC_WR_FLUSH_ERR;
+			w->status = status;
 			w->err = qp->err;
 		}
 	}

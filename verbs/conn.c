@@ -81,6 +81,8 @@ void conn_kick(struct iw_cm_id *id)
 	if (id->state != ID_CONNECTED || !id->has_tp)
 		return;
 	rc = tp_kick(&id->tp);
+	if (rc == -ETIMEDOUT)
+		conn_log_silence(id);
 	if (rc)
 		cm_stream_ended(id, rc);
 	else
@@ -275,6 +277,9 @@ void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 	/* not before: a peer in the handshake gets the default window */
 	if (!rc)
 		rc = tp_open_rx_window(&id->tp);
+	/* the handshake had bounds of its own; the stream has the QP's */
+	if (!rc)
+		rc = conn_apply_timeouts(id);
 	if (!rc)
 		rc = tp_kick(&id->tp);
 	if (rc)
@@ -564,6 +569,8 @@ static void conn_closed(void *arg, int err)
 
 	switch (id->state) {
 	case ID_CONNECTED:
+		if (err == -ETIMEDOUT)
+			conn_log_silence(id);
 		if (e->state == RDMAP_QP_RTS) {
 			if (err)
 				rdmap_qp_set_error(e, err);

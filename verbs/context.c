@@ -132,8 +132,7 @@ void iw_log(struct iw_context *ctx, int level, const char *fmt, ...)
 	fprintf(stderr, "iwarp: %s\n", line);
 }
 
-static void format_addr(const struct sockaddr_storage *ss, char *out,
-			size_t len)
+void iw_format_addr(const struct sockaddr_storage *ss, char *out, size_t len)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
 	unsigned int port = 0;
@@ -164,8 +163,8 @@ void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
 	if (atomic_load(&id->ctx->debug) < 1)
 		return;
 	if (id->has_tp) {
-		format_addr(&id->tp.local, local, sizeof(local));
-		format_addr(&id->tp.peer, peer, sizeof(peer));
+		iw_format_addr(&id->tp.local, local, sizeof(local));
+		iw_format_addr(&id->tp.peer, peer, sizeof(peer));
 	}
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);

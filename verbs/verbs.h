@@ -192,6 +192,7 @@ struct iw_qp {
 	_Atomic(pthread_mutex_t *) lock; /* the connection's once attached */
 	struct iw_cm_id *id;		 /* the connection, or NULL */
 	struct iw_qp *pd_prev, *pd_next;
+	struct tp_timeouts timeouts; /* for a silent peer: timeouts.c */
 	struct rdmap_qp engine;
 };
 
@@ -305,6 +306,13 @@ void iw_log(struct iw_context *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* ADDR:PORT, or [ADDR]:PORT for IPv6 */
+void iw_format_addr(const struct sockaddr_storage *ss, char *out, size_t len);
+
+/* timeouts.c */
+void qp_timeouts_default(struct tp_timeouts *t);
+int conn_apply_timeouts(struct iw_cm_id *id);
+void conn_log_silence(struct iw_cm_id *id);
 
 /* mr.c */
 void pd_add_qp(struct iw_pd *pd, struct iw_qp *qp);

@@ -593,6 +593,27 @@ int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
  * TCP (a type of service and an address reuse that libiwarp's listeners
  * always allow, an IB ACK timeout); IB paths have no meaning here.
  */
+/*
+ * As rdma_cm has it: the QP's IBV_QP_TIMEOUT from now on (the one it
+ * moves to RTS with); libibverbs maps it and the QP's retry_cnt to the
+ * connection's ACK timeout (see iwarp-compat(7)).
+ */
+static int cma_set_ack_timeout(struct rdma_cm_id *id, const void *optval,
+			       size_t optlen)
+{
+	struct ibv_qp_attr a = { 0 };
+	int rc;
+
+	if (optlen != sizeof(uint8_t) || *(const uint8_t *)optval > 31)
+		return ERR(EINVAL);
+	a.timeout = *(const uint8_t *)optval;
+	to_cma_id(id)->ack_timeout = a.timeout;
+	if (!id->qp)
+		return 0; /* rdma_create_qp() gives it the QP */
+	rc = ibv_modify_qp(id->qp, &a, IBV_QP_TIMEOUT);
+	return rc ? ERR(rc) : 0;
+}
+
 int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 		    void *optval, size_t optlen)
 {
@@ -601,8 +622,9 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 	if (level == RDMA_OPTION_ID) {
 		switch (optname) {
 		case RDMA_OPTION_ID_TOS:
-		case RDMA_OPTION_ID_ACK_TIMEOUT:
 			return optlen == sizeof(uint8_t) ? 0 : ERR(EINVAL);
+		case RDMA_OPTION_ID_ACK_TIMEOUT:
+			return cma_set_ack_timeout(id, optval, optlen);
 		case RDMA_OPTION_ID_REUSEADDR:
 		case RDMA_OPTION_ID_AFONLY:
 			return optlen == sizeof(int) ? 0 : ERR(EINVAL);
