@@ -81,8 +81,8 @@ void conn_kick(struct iw_cm_id *id)
 	if (id->state != ID_CONNECTED || !id->has_tp)
 		return;
 	rc = tp_kick(&id->tp);
-	if (rc == -ETIMEDOUT)
-		conn_log_silence(id);
+	if (rc)
+		rc = conn_silence(id, rc);
 	if (rc)
 		cm_stream_ended(id, rc);
 	else
@@ -569,8 +569,8 @@ static void conn_closed(void *arg, int err)
 
 	switch (id->state) {
 	case ID_CONNECTED:
-		if (err == -ETIMEDOUT)
-			conn_log_silence(id);
+		if (err)
+			err = conn_silence(id, err);
 		if (e->state == RDMAP_QP_RTS) {
 			if (err)
 				rdmap_qp_set_error(e, err);

@@ -89,20 +89,33 @@ int iw_query_qp_timeouts(struct iw_qp *qp, struct iw_qp_timeouts *t)
 }
 
 /*
- * The socket failed with ETIMEDOUT: the debug log says from whom nothing
- * came and for how long (TCP's own count, which the peer's last
- * acknowledgement started).
+ * How an established connection's socket failing reads: TCP gave up on a
+ * silent peer (its ACK timeout, its keepalive, its retries) with
+ * ETIMEDOUT, or with the soft error it met meanwhile (an ICMP or
+ * neighbour failure: such errors end no established connection by
+ * themselves, RFC 1122 section 4.2.3.9) instead.  Either is the same
+ * -ETIMEDOUT to the application, and the debug log says from whom
+ * nothing came and for how long (TCP's count, from the peer's last ACK).
+ * Any other error is returned as it is.
  */
-void conn_log_silence(struct iw_cm_id *id)
+int conn_silence(struct iw_cm_id *id, int err)
 {
 	char peer[64];
-	int64_t ms = tp_silence_ms(&id->tp);
+	int64_t ms;
 
+	if (err != -ETIMEDOUT && err != -EHOSTUNREACH && err != -ENETUNREACH &&
+	    err != -EHOSTDOWN && err != -ENETDOWN)
+		return err;
+	ms = tp_silence_ms(&id->tp);
 	iw_format_addr(&id->tp.peer, peer, sizeof(peer));
 	if (ms < 0)
-		iw_log_id(id, "no acknowledgement from %s: timed out", peer);
+		iw_log_id(id, "no acknowledgement from %s: %s", peer,
+			  iw_strerror(err));
 	else
-		iw_log_id(id, "no acknowledgement from %s for %lld.%lld s",
+		iw_log_id(id, "no acknowledgement from %s for %lld.%lld s%s%s",
 			  peer, (long long)(ms / 1000),
-			  (long long)(ms % 1000 / 100));
+			  (long long)(ms % 1000 / 100),
+			  err == -ETIMEDOUT ? "" : ": ",
+			  err == -ETIMEDOUT ? "" : iw_strerror(err));
+	return -ETIMEDOUT;
 }

@@ -312,7 +312,7 @@ void iw_format_addr(const struct sockaddr_storage *ss, char *out, size_t len);
 /* timeouts.c */
 void qp_timeouts_default(struct tp_timeouts *t);
 int conn_apply_timeouts(struct iw_cm_id *id);
-void conn_log_silence(struct iw_cm_id *id);
+int conn_silence(struct iw_cm_id *id, int err);
 
 /* mr.c */
 void pd_add_qp(struct iw_pd *pd, struct iw_qp *qp);
