@@ -31,6 +31,9 @@
  *   --idle                 one verified round, then nothing
  *   --size N               octets of each Write and Read (default 262144)
  *   --exit-on-end          exit once every connection has ended
+ *   --start-at MS          connect at that CLOCK_MONOTONIC time, not at once
+ *
+ * SIGUSR1 prints the summaries of the moment.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -103,10 +106,11 @@ static struct {
 	struct iw_qp_timeouts to;
 	unsigned int window, gap_ms, size;
 	bool idle, exit_on_end;
+	long long start_at;
 	int failed;
 } g = { .window = 1, .size = 262144 };
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, report;
 
 static long long now_ms(void)
 {
@@ -521,12 +525,12 @@ static int connect_to(const char *peer)
  * Every work request of an ended connection has completed, once (a
  * second completion was caught as it came).
  */
-static void summary(void)
+static void summary(bool final)
 {
 	for (unsigned int i = 0; i < g.n; i++) {
 		struct conn *c = g.conns[i];
 
-		if (c->ended && c->in_flight)
+		if (final && c->ended && c->in_flight)
 			bad(c, "work requests that never completed", 0);
 		say("summary %s ok=%lu retry=%lu flush=%lu other=%lu rounds=%llu%s",
 		    c->name, c->ok, c->retry, c->flush, c->other,
@@ -539,6 +543,12 @@ static void on_term(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	report = 1;
 }
 
 static void teardown(void)
@@ -594,6 +604,7 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "idle", no_argument, NULL, 'i' },
 		{ "exit-on-end", no_argument, NULL, 'e' },
+		{ "start-at", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, rc;
@@ -627,6 +638,9 @@ int main(int argc, char **argv)
 		case 'e':
 			g.exit_on_end = true;
 			break;
+		case 't':
+			g.start_at = strtoll(optarg, NULL, 0);
+			break;
 		default:
 			return 2;
 		}
@@ -639,6 +653,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
+	signal(SIGUSR1, on_usr1);
 	g.ctx = iw_open(NULL);
 	g.ch = g.ctx ? iw_create_cm_channel(g.ctx) : NULL;
 	g.pd = g.ctx ? iw_alloc_pd(g.ctx) : NULL;
@@ -654,6 +669,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	say("listening %s:%s", argv[optind], argv[optind + 1]);
+	while (g.start_at > now_ms() && !stop)
+		poll(NULL, 0, 10);
 	for (int i = optind + 2; i < argc; i++)
 		connect_to(argv[i]);
 	while (!stop && !(g.exit_on_end && all_ended())) {
@@ -671,6 +688,10 @@ int main(int argc, char **argv)
 		}
 		for (unsigned int i = 0; i < g.n; i++)
 			drive(g.conns[i]);
+		if (report) {
+			report = 0;
+			summary(false);
+		}
 	}
 	/* what the last events flushed */
 	for (int i = 0; i < 10; i++) {
@@ -682,7 +703,7 @@ int main(int argc, char **argv)
 				got_wc(wc[j].qp_context, &wc[j]);
 		poll(NULL, 0, 10);
 	}
-	summary();
+	summary(true);
 	teardown();
 	return g.failed;
 }
