@@ -31,6 +31,7 @@
  *   --idle                 one verified round, then nothing
  *   --size N               octets of each Write and Read (default 262144)
  *   --exit-on-end          exit once every connection has ended
+ *   --markers, --crc       ask for MPA markers, CRC (RFC 5044)
  *   --start-at MS          connect at that CLOCK_MONOTONIC time, not at once
  *
  * SIGUSR1 prints the summaries of the moment.
@@ -105,7 +106,7 @@ static struct {
 	unsigned int n;
 	struct iw_qp_timeouts to;
 	unsigned int window, gap_ms, size;
-	bool idle, exit_on_end;
+	bool idle, exit_on_end, markers, crc;
 	long long start_at;
 	int failed;
 } g = { .window = 1, .size = 262144 };
@@ -497,6 +498,22 @@ static void cm_event(struct iw_cm_event *ev)
 	}
 }
 
+/* The MPA options asked for (a listener's pass to what it accepts). */
+static void mpa_opts(struct iw_cm_id *id)
+{
+	struct iw_mpa_opts o;
+	int rc;
+
+	iw_mpa_opts_default(&o);
+	if (g.markers)
+		o.markers = IW_MPA_ON;
+	if (g.crc)
+		o.crc = IW_MPA_ON;
+	rc = iw_set_mpa_opts(id, &o);
+	if (rc)
+		bad(NULL, "iw_set_mpa_opts", rc);
+}
+
 static int connect_to(const char *peer)
 {
 	char host[64], *colon;
@@ -515,6 +532,7 @@ static int connect_to(const char *peer)
 	c->id = iw_create_id(g.ch, c);
 	if (!c->id)
 		return -ENOMEM;
+	mpa_opts(c->id);
 	rc = iw_connect(c->id, host, colon + 1, c->qp, &cp);
 	if (rc)
 		bad(c, "connect", rc);
@@ -605,6 +623,8 @@ int main(int argc, char **argv)
 		{ "idle", no_argument, NULL, 'i' },
 		{ "exit-on-end", no_argument, NULL, 'e' },
 		{ "start-at", required_argument, NULL, 't' },
+		{ "markers", no_argument, NULL, 'm' },
+		{ "crc", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, rc;
@@ -638,6 +658,12 @@ int main(int argc, char **argv)
 		case 'e':
 			g.exit_on_end = true;
 			break;
+		case 'm':
+			g.markers = true;
+			break;
+		case 'c':
+			g.crc = true;
+			break;
 		case 't':
 			g.start_at = strtoll(optarg, NULL, 0);
 			break;
@@ -663,6 +689,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dead_peer: out of resources\n");
 		return 1;
 	}
+	mpa_opts(g.listen);
 	rc = iw_listen(g.listen, argv[optind], argv[optind + 1], 16);
 	if (rc) {
 		fprintf(stderr, "dead_peer: listen: %s\n", iw_strerror(rc));
