@@ -45,6 +45,7 @@ struct iw_context *iw_open_0_2(const struct iw_context_attr *attr)
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->cqs_lock, NULL);
 	atomic_init(&ctx->debug, debug ? atoi(debug) : 0);
+	ctx_timeouts_init(ctx);
 	rc = ddp_stag_table_init(&ctx->stags, attr && attr->max_mr
 						      ? attr->max_mr
 						      : 65536);

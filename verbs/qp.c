@@ -157,7 +157,7 @@ struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 	if (!qp->cap.max_recv_sge)
 		qp->cap.max_recv_sge = 1;
 	qp->sig_all = attr->sq_sig_all;
-	qp_timeouts_default(&qp->timeouts);
+	qp->timeouts = pd->ctx->qp_timeouts;
 	rc = qp_reserve_cqs(qp);
 	if (rc) {
 		free(qp);

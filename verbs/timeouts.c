@@ -9,6 +9,8 @@
  * failure: the QP goes to error and every work request completes once.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "verbs/verbs.h"
 
@@ -16,16 +18,6 @@
 /* the kernel's limits: MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT */
 #define KEEPALIVE_S_MAX 32767
 #define KEEPALIVE_COUNT_MAX 127
-
-void qp_timeouts_default(struct tp_timeouts *t)
-{
-	*t = (struct tp_timeouts){
-		.ack_timeout_ms = IW_ACK_TIMEOUT_MS_DEFAULT,
-		.keepalive_idle_s = IW_KEEPALIVE_IDLE_S_DEFAULT,
-		.keepalive_interval_s = IW_KEEPALIVE_INTERVAL_S_DEFAULT,
-		.keepalive_count = IW_KEEPALIVE_COUNT_DEFAULT,
-	};
-}
 
 static bool keepalive_ok(const struct iw_qp_timeouts *t)
 {
@@ -36,6 +28,50 @@ static bool keepalive_ok(const struct iw_qp_timeouts *t)
 	       t->keepalive_interval_s <= KEEPALIVE_S_MAX &&
 	       t->keepalive_count >= 1 &&
 	       t->keepalive_count <= KEEPALIVE_COUNT_MAX;
+}
+
+/*
+ * Every QP of the context starts with the defaults, or with what the
+ * environment says, for programs that cannot say it themselves (those
+ * run by iwarp-run): IWARP_ACK_TIMEOUT_MS, and IWARP_KEEPALIVE as
+ * "IDLE,INTERVAL,COUNT" in seconds ("0" turns keepalive off).  A value
+ * out of range is ignored, and the debug log says so.
+ */
+void ctx_timeouts_init(struct iw_context *ctx)
+{
+	const char *ack = getenv("IWARP_ACK_TIMEOUT_MS");
+	const char *ka = getenv("IWARP_KEEPALIVE");
+	struct tp_timeouts *t = &ctx->qp_timeouts;
+	struct iw_qp_timeouts e = { 0 };
+	char *end;
+
+	*t = (struct tp_timeouts){
+		.ack_timeout_ms = IW_ACK_TIMEOUT_MS_DEFAULT,
+		.keepalive_idle_s = IW_KEEPALIVE_IDLE_S_DEFAULT,
+		.keepalive_interval_s = IW_KEEPALIVE_INTERVAL_S_DEFAULT,
+		.keepalive_count = IW_KEEPALIVE_COUNT_DEFAULT,
+	};
+	if (ack && *ack) {
+		unsigned long v = strtoul(ack, &end, 10);
+
+		if (*end || v > INT32_MAX)
+			iw_log(ctx, 1, "IWARP_ACK_TIMEOUT_MS=%s ignored", ack);
+		else
+			t->ack_timeout_ms = (uint32_t)v;
+	}
+	if (ka && *ka) {
+		int n = sscanf(ka, "%u,%u,%u", &e.keepalive_idle_s,
+			       &e.keepalive_interval_s, &e.keepalive_count);
+
+		if ((n == 3 || (n == 1 && !e.keepalive_idle_s)) &&
+		    keepalive_ok(&e)) {
+			t->keepalive_idle_s = e.keepalive_idle_s;
+			t->keepalive_interval_s = e.keepalive_interval_s;
+			t->keepalive_count = e.keepalive_count;
+		} else {
+			iw_log(ctx, 1, "IWARP_KEEPALIVE=%s ignored", ka);
+		}
+	}
 }
 
 /* With the connection's lock: its socket takes the QP's bounds. */

@@ -80,6 +80,7 @@ struct iw_context {
 	uint32_t next_pd;
 	atomic_int debug;
 	struct tp_trace *trace; /* NULL: not tracing */
+	struct tp_timeouts qp_timeouts; /* what QPs start with: timeouts.c */
 	pthread_mutex_t cqs_lock; /* the CQ list; held by a helping thread */
 	struct iw_cq *cqs;
 	uint32_t help_calls;
@@ -310,7 +311,7 @@ void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
 void iw_format_addr(const struct sockaddr_storage *ss, char *out, size_t len);
 
 /* timeouts.c */
-void qp_timeouts_default(struct tp_timeouts *t);
+void ctx_timeouts_init(struct iw_context *ctx);
 int conn_apply_timeouts(struct iw_cm_id *id);
 int conn_silence(struct iw_cm_id *id, int err);
 

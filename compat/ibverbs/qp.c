@@ -320,7 +320,9 @@ static int reset(struct iwv_qp *qp)
  * IB's retry budget as the connection's ACK timeout (TCP_USER_TIMEOUT):
  * a try waits 4.096 us * 2^timeout (IBTA 1.4, section 9.7.6.1.3), and
  * there are retry_cnt + 1 tries.  Timeout 0, InfiniBand's "wait for
- * ever", keeps libiwarp's default: a bound is what the application needs.
+ * ever", leaves the QP's as it is, libiwarp's default (or
+ * IWARP_ACK_TIMEOUT_MS) unless set before: a bound is what the
+ * application needs.
  */
 static int apply_ack_timeout(struct iwv_qp *qp)
 {
@@ -329,8 +331,8 @@ static int apply_ack_timeout(struct iwv_qp *qp)
 	uint64_t ms = ns / 1000000;
 
 	if (!qp->timeout)
-		ms = IW_ACK_TIMEOUT_MS_DEFAULT;
-	else if (ms < ACK_TIMEOUT_MS_MIN)
+		return 0;
+	if (ms < ACK_TIMEOUT_MS_MIN)
 		ms = ACK_TIMEOUT_MS_MIN;
 	else if (ms > ACK_TIMEOUT_MS_MAX)
 		ms = ACK_TIMEOUT_MS_MAX;

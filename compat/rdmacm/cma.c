@@ -420,6 +420,25 @@ static struct ibv_qp *qp_for(struct cma_id *c, struct rdma_conn_param *p)
 }
 
 /*
+ * The QP's retry budget as rdma_cm sets it when it moves the QP to RTS:
+ * RDMA_OPTION_ID_ACK_TIMEOUT and the connection's retry_count (libibverbs
+ * maps them to the connection's ACK timeout).  For a QP that
+ * rdma_create_qp() did not make, named by number, this is the moment.
+ */
+static int qp_budget(struct cma_id *c, struct ibv_qp *qp,
+		     const struct rdma_conn_param *p)
+{
+	struct ibv_qp_attr a = { .timeout = c->ack_timeout };
+	int mask = c->ack_timeout ? IBV_QP_TIMEOUT : 0;
+
+	if (p) {
+		a.retry_cnt = p->retry_count > 7 ? 7 : p->retry_count;
+		mask |= IBV_QP_RETRY_CNT;
+	}
+	return mask ? ibv_modify_qp(qp, &a, mask) : 0;
+}
+
+/*
  * An initiator without peer-to-peer mode (Linux siw) sends no message
  * that would let the responder speak first, yet rdma_cm servers do
  * (perftest's latency servers write first) and siw's own responder does:
@@ -465,6 +484,9 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		if (conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH)
 			p.ord = conn_param->initiator_depth;
 	}
+	rc = qp_budget(c, qp, conn_param);
+	if (rc)
+		return ERR(rc);
 	accept_opts(c);
 	cma_hold_qp(c, qp);
 	rc = iw_accept(c->iw, to_iwv_qp(qp)->iw, &p);
@@ -526,6 +548,9 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	}
 	if (p.private_data_len > sizeof(c->cpd))
 		return ERR(EINVAL);
+	rc = qp_budget(c, qp, conn_param);
+	if (rc)
+		return ERR(rc);
 	/* kept for a retry (see try_again()) */
 	if (p.private_data_len)
 		memcpy(c->cpd, p.private_data, p.private_data_len);

@@ -1,0 +1,106 @@
+#!/bin/sh
+# Debian's perftest under iwarp-run when the peer vanishes: ib_write_bw
+# over rdma_cm (-R) for a duration (-D) between two network namespaces
+# joined by a veth pair; once the stream runs, the server's link drops.
+# Both ends must exit with an error, not hang: the client (its Writes in
+# flight) within ACK_MS + MARGIN_MS, the server (its handshake receive
+# posted, nothing in flight) within IDLE_BOUND_MS, each by its own timer.
+# perftest gives rdma_cm no timeout of its own, so the bounds come from
+# IWARP_ACK_TIMEOUT_MS and IWARP_KEEPALIVE (iwarp(7)).  SKIP (77) without
+# the privilege to make namespaces.
+set -eu
+
+. "$top_srcdir/test/testlib.sh"
+. "$top_srcdir/test/netns_lib.sh"
+run="$abs_top_builddir/tools/run/iwarp-run"
+need ib_write_bw perftest
+need_netns
+
+ACK_MS=3000
+KEEPALIVE=1,1,2
+MARGIN_MS=2000
+IDLE_BOUND_MS=$((ACK_MS + 1000 + MARGIN_MS))
+DURATION_S=60 # far beyond the test: the end must come from the drop
+
+ns_a=iwf$$a
+ns_b=iwf$$b
+net=$((($$ % 200) + 20))
+addr_a=198.18.$net.1
+addr_b=198.18.$net.2
+port=7471
+pids=
+cleanup() {
+	for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
+	ip netns del "$ns_a" 2>/dev/null || true
+	ip netns del "$ns_b" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+in_a() { ip netns exec "$ns_a" "$@"; }
+in_b() { ip netns exec "$ns_b" "$@"; }
+
+ip netns add "$ns_a"
+ip netns add "$ns_b"
+ip link add "v$$a" netns "$ns_a" type veth peer name "v$$b" netns "$ns_b"
+in_a ip link set lo up
+in_b ip link set lo up
+in_a ip link set "v$$a" up
+in_b ip link set "v$$b" up
+in_a ip addr add "$addr_a/24" dev "v$$a"
+in_b ip addr add "$addr_b/24" dev "v$$b"
+
+# perftest $2... under iwarp-run in namespace $1; its exit status and
+# CLOCK_MONOTONIC time go to $work/$3.rc
+perftest() {
+	_ns=$1 _name=$2
+	shift 2
+	(
+		rc=0
+		ip netns exec "$_ns" env IWARP_DEBUG=1 \
+			IWARP_ACK_TIMEOUT_MS="$ACK_MS" \
+			IWARP_KEEPALIVE="$KEEPALIVE" timeout -k 5 120 \
+			"$run" ib_write_bw -R -D "$DURATION_S" -p "$port" "$@" \
+			>"$work/$_name.out" 2>"$work/$_name.err" || rc=$?
+		echo "$rc $(now_ms)" >"$work/$_name.rc"
+	) &
+	pids="$pids $!"
+}
+
+perftest "$ns_b" server
+n=0
+until in_b grep -Eqh ":$(printf '%04X' "$port") [0-9A-F]+:[0-9A-F]+ 0A " \
+	/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+	n=$((n + 1))
+	[ "$n" -lt 100 ] || fail "perftest's server does not listen: $(cat "$work/server.out")"
+	sleep 0.1
+done
+perftest "$ns_a" client "$addr_b"
+# (perftest's output is buffered: its connections tell when it runs)
+n=0
+until in_a grep -Eqh " [0-9A-F]+:$(printf '%04X' "$port") 01 " /proc/net/tcp 	2>/dev/null; do
+	n=$((n + 1))
+	[ "$n" -lt 200 ] || fail "perftest's client did not connect: $(cat "$work/client.err")"
+	sleep 0.1
+done
+sleep 2 # into the stream
+[ ! -e "$work/client.rc" ] || fail "the client ended early: $(tail -n 5 "$work/client.out")"
+drop=$(now_ms)
+in_b ip link set "v$$b" down
+
+# $1 (client or server) exited with an error within $2 ms of the drop
+ended() {
+	wait_line "$work/$1.rc" . $((drop + $2 + 1000 - $(now_ms))) \
+		"perftest's $1 still runs $2 ms after its peer's link dropped"
+	set -- "$1" "$2" $line
+	took=$(($4 - drop))
+	[ "$3" -ne 0 ] && [ "$3" -ne 124 ] ||
+		fail "perftest's $1 exited $3: $(tail -n 5 "$work/$1.out")"
+	[ "$took" -le "$2" ] ||
+		fail "perftest's $1 took $took ms, over its bound of $2 ms"
+	echo "perftest's $1: exit $3 after $took ms (bound $2 ms)"
+}
+ended client $((ACK_MS + MARGIN_MS))
+ended server "$IDLE_BOUND_MS"
+grep -q "no acknowledgement from $addr_b:$port" "$work/client.err" ||
+	fail "the client's log does not say who went silent: $(tail -n 5 "$work/client.err")"
