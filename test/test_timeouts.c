@@ -126,43 +126,6 @@ START_TEST(bad_timeouts_are_refused_and_change_nothing)
 }
 END_TEST
 
-/* The descriptor of this process's TCP socket bound to @local. */
-static int socket_of(const struct sockaddr_storage *local)
-{
-	const struct sockaddr_in *want = (const void *)local;
-
-	for (int fd = 3; fd < 4096; fd++) {
-		struct sockaddr_in a;
-		socklen_t l = sizeof(a);
-		int type = 0;
-		socklen_t tl = sizeof(type);
-
-		if (getsockname(fd, (struct sockaddr *)&a, &l) == 0 &&
-		    a.sin_family == AF_INET && a.sin_port == want->sin_port &&
-		    a.sin_addr.s_addr == want->sin_addr.s_addr &&
-		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
-		    type == SOCK_STREAM) {
-			int listening = 0;
-
-			tl = sizeof(listening);
-			getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
-				   &tl);
-			if (!listening)
-				return fd;
-		}
-	}
-	return -1;
-}
-
-static int sockopt(int fd, int level, int name)
-{
-	int v = -1;
-	socklen_t l = sizeof(v);
-
-	ck_assert_int_eq(getsockopt(fd, level, name, &v, &l), 0);
-	return v;
-}
-
 START_TEST(the_timeouts_reach_the_socket_before_and_during_the_connection)
 {
 	struct e2e_opts o;
@@ -185,25 +148,25 @@ START_TEST(the_timeouts_reach_the_socket_before_and_during_the_connection)
 	e2e_expect(e.s.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
 	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
 	ck_assert_int_eq(iw_get_local_addr(e.c.id, &local), 0);
-	fd = socket_of(&local);
+	fd = tcp_socket_of((const struct sockaddr *)&local);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(sockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 7000);
-	ck_assert_int_eq(sockopt(fd, SOL_SOCKET, SO_KEEPALIVE), 1);
-	ck_assert_int_eq(sockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE), 5);
-	ck_assert_int_eq(sockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL), 3);
-	ck_assert_int_eq(sockopt(fd, IPPROTO_TCP, TCP_KEEPCNT), 4);
+	ck_assert_int_eq(int_sockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 7000);
+	ck_assert_int_eq(int_sockopt(fd, SOL_SOCKET, SO_KEEPALIVE), 1);
+	ck_assert_int_eq(int_sockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE), 5);
+	ck_assert_int_eq(int_sockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL), 3);
+	ck_assert_int_eq(int_sockopt(fd, IPPROTO_TCP, TCP_KEEPCNT), 4);
 	/* while it runs */
 	t = (struct iw_qp_timeouts){ .comp_mask = ALL, .ack_timeout_ms = 2500 };
 	ck_assert_int_eq(iw_set_qp_timeouts(e.c.qp, &t), 0);
-	ck_assert_int_eq(sockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 2500);
-	ck_assert_int_eq(sockopt(fd, SOL_SOCKET, SO_KEEPALIVE), 0);
+	ck_assert_int_eq(int_sockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 2500);
+	ck_assert_int_eq(int_sockopt(fd, SOL_SOCKET, SO_KEEPALIVE), 0);
 	/* the server's QP has the defaults */
 	ck_assert_int_eq(iw_get_local_addr(e.s.id, &local), 0);
-	fd = socket_of(&local);
+	fd = tcp_socket_of((const struct sockaddr *)&local);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(sockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT),
+	ck_assert_int_eq(int_sockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT),
 			 IW_ACK_TIMEOUT_MS_DEFAULT);
-	ck_assert_int_eq(sockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE),
+	ck_assert_int_eq(int_sockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE),
 			 IW_KEEPALIVE_IDLE_S_DEFAULT);
 	e2e_teardown(&e);
 }
