@@ -80,10 +80,10 @@ struct conn {
 	struct iw_qp *qp;
 	uint8_t *buf;
 	struct iw_mr *mr;
-	bool up, ended, adv_in, adv_sent;
+	bool up, ended, adv_in;
 	uint64_t raddr;
 	uint32_t rkey;
-	uint64_t next_wr; /* wr_ids of this connection: its index in the top */
+	uint64_t next_wr; /* the number in the last wr_id made (wr_id()) */
 	uint64_t slot[SLOTS]; /* work requests posted, not completed (0: free) */
 	unsigned int in_flight;
 	/* rounds: posted, and their three completions seen */
@@ -247,7 +247,6 @@ static void send_adv(struct conn *c)
 	put32(p, MAGIC_ADV);
 	put32(p + 4, c->mr->rkey);
 	memcpy(p + 8, &a, 8);
-	c->adv_sent = true;
 	post_send(c, IW_WR_SEND, wr_id(c, K_ADV, 0), p, 16, 0);
 }
 
