@@ -14,8 +14,9 @@
 #    up while quiet for several keepalive periods;
 #  - that connection, idle, is found dead within IDLE_BOUND_MS of its
 #    peer's link dropping;
-#  - a connect to an address that never answers (its frames go nowhere)
-#    ends within the CM's reply timeout with IW_CM_EVENT_TIMEOUT, status
+#  - a connect to a host whose link is down, and one to an address that
+#    never answers (its frames go nowhere), end within the CM's reply
+#    timeout: UNREACHABLE (-EHOSTUNREACH) or TIMEOUT, and TIMEOUT with
 #    -ETIMEDOUT.
 # The measured detection times are printed.  Without the privilege to
 # make namespaces the test says SKIP (77).
@@ -152,6 +153,22 @@ echo "idle: ended after $took ms (bound $IDLE_BOUND_MS)"
 grep -Eq "wc $addr_b:$port FLUSH recv" "$work/idle.out" ||
 	fail "the idle QP's receives were not flushed: $(cat "$work/idle.out")"
 stop_peer "$idle" idle
+
+# ---- a connect to a host whose link is down -------------------------------
+# (still down since the idle test): its address no longer resolves, or
+# its SYNs go nowhere; either way the CM ends it within its timeout, as
+# UNREACHABLE (EHOSTUNREACH) or TIMEOUT (ETIMEDOUT)
+start_ms=$(now_ms)
+start "$ns_a" down --exit-on-end "$addr_a" 7475 "$addr_b:$port"
+wait_line "$work/down.out" "^[0-9]+ end " $((REPLY_TIMEOUT_MS + MARGIN_MS)) \
+	"a connect to a host whose link is down did not end in time"
+set -- $line
+case "$4 $5" in
+"UNREACHABLE -113" | "TIMEOUT -110") ;;
+*) fail "a connect to a host whose link is down ended with $4 $5" ;;
+esac
+echo "connect to a host whose link is down: $4 $5 after $(($1 - start_ms)) ms"
+wait "$pid" || fail "down: $(grep FAIL "$work/down.out")"
 
 # ---- a connect to an address that never answers -------------------------
 # its frames leave, to a link-layer address no host has: no ARP failure,
