@@ -152,6 +152,8 @@ ended_within idle "$addr_b:$port" "$drop" "$IDLE_BOUND_MS" ERROR
 echo "idle: ended after $took ms (bound $IDLE_BOUND_MS)"
 grep -Eq "wc $addr_b:$port FLUSH recv" "$work/idle.out" ||
 	fail "the idle QP's receives were not flushed: $(cat "$work/idle.out")"
+grep -q "no acknowledgement from $addr_b:$port for [0-9.]* s" "$work/idle.err" ||
+	fail "the idle QP's log does not say who went silent: $(tail -n 3 "$work/idle.err")"
 stop_peer "$idle" idle
 
 # ---- a connect to a host whose link is down -------------------------------
