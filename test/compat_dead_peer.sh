@@ -6,7 +6,9 @@
 # flight) within ACK_MS + MARGIN_MS, the server (its handshake receive
 # posted, nothing in flight) within IDLE_BOUND_MS, each by its own timer.
 # perftest gives rdma_cm no timeout of its own, so the bounds come from
-# IWARP_ACK_TIMEOUT_MS and IWARP_KEEPALIVE (iwarp(7)).  SKIP (77) without
+# IWARP_ACK_TIMEOUT_MS and IWARP_KEEPALIVE (iwarp(7)).  Then a client
+# that connects to an address that never answers must fail with
+# RDMA_CM_EVENT_UNREACHABLE after the CM's timeout.  SKIP (77) without
 # the privilege to make namespaces.
 set -eu
 
@@ -20,6 +22,7 @@ ACK_MS=3000
 KEEPALIVE=1,1,2
 MARGIN_MS=2000
 IDLE_BOUND_MS=$((ACK_MS + 1000 + MARGIN_MS))
+REPLY_TIMEOUT_MS=10000 # the CM's default reply_timeout_ms
 DURATION_S=60 # far beyond the test: the end must come from the drop
 
 ns_a=iwf$$a
@@ -104,3 +107,26 @@ ended client $((ACK_MS + MARGIN_MS))
 ended server "$IDLE_BOUND_MS"
 grep -q "no acknowledgement from $addr_b:$port" "$work/client.err" ||
 	fail "the client's log does not say who went silent: $(tail -n 5 "$work/client.err")"
+
+# ---- a connect to an address that never answers -------------------------
+# its frames leave, to a link-layer address no host has: perftest's client
+# gets RDMA_CM_EVENT_UNREACHABLE (its "Unexpected CM event ... 7") after
+# the CM's reply timeout, and exits with an error
+nowhere=198.18.$net.99
+in_a ip neigh replace "$nowhere" lladdr 02:00:00:00:00:99 nud permanent \
+	dev "v$$a"
+start_ms=$(now_ms)
+rc=0
+in_a env IWARP_DEBUG=1 timeout -k 5 60 "$run" ib_write_bw -R -D 5 \
+	-p "$port" "$nowhere" >"$work/nowhere.out" 2>&1 || rc=$?
+took=$(($(now_ms) - start_ms))
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] ||
+	fail "perftest's client to $nowhere exited $rc: $(tail -n 5 "$work/nowhere.out")"
+[ "$took" -ge $((REPLY_TIMEOUT_MS - 500)) ] &&
+	[ "$took" -le $((REPLY_TIMEOUT_MS + MARGIN_MS)) ] ||
+	fail "perftest's client to $nowhere ended after $took ms, not the CM's $REPLY_TIMEOUT_MS"
+grep -q "timed out waiting for the TCP connection" "$work/nowhere.out" ||
+	fail "no CM timeout in the log: $(tail -n 5 "$work/nowhere.out")"
+grep -Eq "CM event.* 7$" "$work/nowhere.out" ||
+	fail "not RDMA_CM_EVENT_UNREACHABLE (7): $(grep -i event "$work/nowhere.out")"
+echo "perftest to $nowhere: exit $rc after $took ms, RDMA_CM_EVENT_UNREACHABLE (the CM's timeout $REPLY_TIMEOUT_MS ms)"
