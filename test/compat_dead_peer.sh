@@ -3,7 +3,7 @@
 # over rdma_cm (-R) for a duration (-D) between two network namespaces
 # joined by a veth pair; once the stream runs, the server's link drops.
 # Both ends must exit with an error, not hang: the client (its Writes in
-# flight) within ACK_MS + MARGIN_MS, the server (its handshake receive
+# flight, completed with IBV_WC_RETRY_EXC_ERR) within ACK_MS + MARGIN_MS, the server (its handshake receive
 # posted, nothing in flight) within IDLE_BOUND_MS, each by its own timer.
 # perftest gives rdma_cm no timeout of its own, so the bounds come from
 # IWARP_ACK_TIMEOUT_MS and IWARP_KEEPALIVE (iwarp(7)).  Then a client
@@ -107,6 +107,10 @@ ended client $((ACK_MS + MARGIN_MS))
 ended server "$IDLE_BOUND_MS"
 grep -q "no acknowledgement from $addr_b:$port" "$work/client.err" ||
 	fail "the client's log does not say who went silent: $(tail -n 5 "$work/client.err")"
+# perftest names the completion's status: IBV_WC_RETRY_EXC_ERR is 12
+grep -q "Failed status 12:" "$work/client.err" ||
+	fail "the client's completion was not IBV_WC_RETRY_EXC_ERR: $(grep -i -m 3 'status' "$work/client.err")"
+echo "perftest's client: $(grep -m 1 "Failed status 12:" "$work/client.err")"
 
 # ---- a connect to an address that never answers -------------------------
 # its frames leave, to a link-layer address no host has: perftest's client
