@@ -569,6 +569,11 @@ int tp_set_timeouts(struct tp_conn *c, const struct tp_timeouts *t)
 	return apply_timeouts(c->fd, t);
 }
 
+/*
+ * How long the peer has been silent, as TCP counts it: since the last
+ * segment that came from it, an acknowledgement or data (a receiver may
+ * have had nothing of its own acknowledged for much longer).
+ */
 int64_t tp_silence_ms(const struct tp_conn *c)
 {
 	struct tcp_info ti;
@@ -578,7 +583,9 @@ int64_t tp_silence_ms(const struct tp_conn *c)
 	    l < offsetof(struct tcp_info, tcpi_last_ack_recv) +
 			sizeof(ti.tcpi_last_ack_recv))
 		return -1;
-	return ti.tcpi_last_ack_recv;
+	return ti.tcpi_last_data_recv < ti.tcpi_last_ack_recv
+		       ? ti.tcpi_last_data_recv
+		       : ti.tcpi_last_ack_recv;
 }
 
 /* ---- the data path -------------------------------------------------- */

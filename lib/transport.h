@@ -169,7 +169,7 @@ void tp_set_polled(struct tp_conn *c, bool polled);
 short tp_wait_events(const struct tp_conn *c, int *fd);
 void tp_poll_soon(struct tp_conn *c);
 int tp_set_timeouts(struct tp_conn *c, const struct tp_timeouts *t);
-/* Milliseconds since the peer last acknowledged anything, or -1. */
+/* Milliseconds since anything came from the peer, or -1. */
 int64_t tp_silence_ms(const struct tp_conn *c);
 void tp_shutdown(struct tp_conn *c);
 void tp_free(struct tp_conn *c);

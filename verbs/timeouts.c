@@ -131,7 +131,7 @@ int iw_query_qp_timeouts(struct iw_qp *qp, struct iw_qp_timeouts *t)
  * neighbour failure: such errors end no established connection by
  * themselves, RFC 1122 section 4.2.3.9) instead.  Either is the same
  * -ETIMEDOUT to the application, and the debug log says from whom
- * nothing came and for how long (TCP's count, from the peer's last ACK).
+ * nothing came and for how long (since the last segment that came from it).
  * Any other error is returned as it is.
  */
 int conn_silence(struct iw_cm_id *id, int err)
