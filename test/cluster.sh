@@ -13,7 +13,7 @@ set -eu
 
 . "$top_srcdir/test/testlib.sh"
 . "$top_srcdir/test/netns_lib.sh"
-need_netns
+need_netns bridge
 
 ACK_MS=3000
 KEEPALIVE=1,1,2

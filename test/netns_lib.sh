@@ -11,12 +11,21 @@ skip() {
 	exit 77
 }
 
+# Namespaces and veth pairs, and with "bridge" a bridge, or SKIP (77).
 need_netns() {
 	[ "$(id -u)" -eq 0 ] || skip "not root: cannot make network namespaces"
 	command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
 	ip netns add "iwprobe$$" 2>"$work/err" ||
 		skip "cannot make network namespaces: $(cat "$work/err")"
+	_why=
+	ip -n "iwprobe$$" link add p0 type veth peer name p1 2>"$work/err" ||
+		_why="no veth pairs: $(cat "$work/err")"
+	if [ -z "$_why" ] && [ "${1:-}" = bridge ]; then
+		ip -n "iwprobe$$" link add br0 type bridge 2>"$work/err" ||
+			_why="no bridges: $(cat "$work/err")"
+	fi
 	ip netns del "iwprobe$$"
+	[ -z "$_why" ] || skip "$_why"
 }
 
 # CLOCK_MONOTONIC in milliseconds, the clock of dead_peer's lines.
