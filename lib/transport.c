@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -528,6 +529,65 @@ static int socket_setup(int fd)
 	return 0;
 }
 
+/*
+ * A peer that vanishes without a FIN or RST (power lost, cable pulled,
+ * partition) is noticed by the socket failing with ETIMEDOUT: with data
+ * in flight once nothing has been acknowledged for ack_timeout_ms
+ * (TCP_USER_TIMEOUT, RFC 5482); with nothing in flight once keepalive
+ * probes (RFC 1122 section 4.2.3.6) go unanswered.  On Linux a set
+ * TCP_USER_TIMEOUT also ends an idle connection: at the first probe that
+ * finds it silent that long, the probe count then counting for nothing.
+ */
+static int apply_timeouts(int fd, const struct tp_timeouts *t)
+{
+	unsigned int ms = t->ack_timeout_ms;
+	int on = t->keepalive_idle_s != 0;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)))
+		return -errno;
+	if (on) {
+		int idle = (int)t->keepalive_idle_s;
+		int intvl = (int)t->keepalive_interval_s;
+		int cnt = (int)t->keepalive_count;
+
+		if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle,
+			       sizeof(idle)) ||
+		    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
+			       sizeof(intvl)) ||
+		    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Gives the connection's socket, and any it connects from later, @t. */
+int tp_set_timeouts(struct tp_conn *c, const struct tp_timeouts *t)
+{
+	c->timeouts = *t;
+	c->has_timeouts = true;
+	return apply_timeouts(c->fd, t);
+}
+
+/*
+ * How long the peer has been silent, as TCP counts it: since the last
+ * segment that came from it, an acknowledgement or data (a receiver may
+ * have had nothing of its own acknowledged for much longer).
+ */
+int64_t tp_silence_ms(const struct tp_conn *c)
+{
+	struct tcp_info ti;
+	socklen_t l = sizeof(ti);
+
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) ||
+	    l < offsetof(struct tcp_info, tcpi_last_ack_recv) +
+			sizeof(ti.tcpi_last_ack_recv))
+		return -1;
+	return ti.tcpi_last_data_recv < ti.tcpi_last_ack_recv
+		       ? ti.tcpi_last_data_recv
+		       : ti.tcpi_last_ack_recv;
+}
+
 /* ---- the data path -------------------------------------------------- */
 
 /*
@@ -908,6 +968,8 @@ static bool connect_next(struct tp_conn *c)
 		memmove(a->len, a->len + 1, a->n * sizeof(a->len[0]));
 		if (fd < 0)
 			continue;
+		if (c->has_timeouts)
+			apply_timeouts(fd, &c->timeouts); /* best effort */
 		rev = event_new(c->base, fd, EV_READ | EV_PERSIST, on_read, c);
 		wev = event_new(c->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
 		if (!rev || !wev) {

@@ -79,8 +79,21 @@ struct tp_trace_dir {
 	uint64_t first_len; /* of the direction's first frame, once known */
 };
 
+/*
+ * How long a connection waits for a peer that has gone silent:
+ * TCP_USER_TIMEOUT for data (and keepalive probes) not acknowledged, and
+ * keepalive for a connection with nothing in flight.  0 turns either off
+ * (the kernel's own limits, tcp_retries2, then apply).
+ */
+struct tp_timeouts {
+	uint32_t ack_timeout_ms;
+	uint32_t keepalive_idle_s, keepalive_interval_s, keepalive_count;
+};
+
 struct tp_conn {
 	int fd;
+	struct tp_timeouts timeouts; /* given to every socket of it */
+	bool has_timeouts;
 	struct event *rev, *wev;
 	const struct tp_ops *ops;
 	void *arg;
@@ -155,6 +168,9 @@ int tp_open_rx_window(struct tp_conn *c);
 void tp_set_polled(struct tp_conn *c, bool polled);
 short tp_wait_events(const struct tp_conn *c, int *fd);
 void tp_poll_soon(struct tp_conn *c);
+int tp_set_timeouts(struct tp_conn *c, const struct tp_timeouts *t);
+/* Milliseconds since anything came from the peer, or -1. */
+int64_t tp_silence_ms(const struct tp_conn *c);
 void tp_shutdown(struct tp_conn *c);
 void tp_free(struct tp_conn *c);
 

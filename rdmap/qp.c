@@ -293,17 +293,18 @@ static void flush_recv(struct rdmap_qp *qp, const struct rdmap_rwqe *r)
 
 /*
  * Every work request not yet completed completes now, once, in order: with
- * the status already decided for it, else with a flush error.  Posted
- * receives of an SRQ stay there for the other QPs.
+ * the status already decided for it, else the send queue's with @status
+ * and the receives with a flush error.  Posted receives of an SRQ stay
+ * there for the other QPs.
  */
-static void flush(struct rdmap_qp *qp)
+static void flush(struct rdmap_qp *qp, uint8_t status)
 {
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		struct rdmap_swqe *w = sq_at(qp, i);
 
 		if (w->state != SWQE_DONE) {
 			w->state = SWQE_DONE;
-			w->status = RDMAP_WC_WR_FLUSH_ERR;
+			w->status = status;
 			w->err = qp->err;
 		}
 	}
@@ -336,7 +337,10 @@ static void leave_rts(struct rdmap_qp *qp, int err, bool terminate)
 		qp->state = RDMAP_QP_ERROR;
 		rdmap_tx_reset(qp, false);
 	}
-	flush(qp);
+	/* a peer that stopped acknowledging (the owner ended the stream
+	 * with -ETIMEDOUT) is what InfiniBand reports as retries exceeded */
+	flush(qp, err == -ETIMEDOUT ? RDMAP_WC_RETRY_EXC_ERR
+				    : RDMAP_WC_WR_FLUSH_ERR);
 	rdmap_event(qp, RDMAP_EV_ERROR, err, NULL);
 }
 
@@ -397,7 +401,7 @@ void rdmap_qp_set_error(struct rdmap_qp *qp, int err)
 	if (qp->state == RDMAP_QP_IDLE) {
 		qp->err = err;
 		qp->state = RDMAP_QP_ERROR;
-		flush(qp);
+		flush(qp, RDMAP_WC_WR_FLUSH_ERR); /* never connected */
 		rdmap_event(qp, RDMAP_EV_ERROR, err, NULL);
 		return;
 	}

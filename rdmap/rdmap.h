@@ -128,6 +128,7 @@ enum rdmap_wc_status {
 	RDMAP_WC_WR_FLUSH_ERR,
 	RDMAP_WC_REM_ACCESS_ERR,
 	RDMAP_WC_REM_OP_ERR,
+	RDMAP_WC_RETRY_EXC_ERR, /* an established stream ended, -ETIMEDOUT */
 };
 
 enum rdmap_wc_opcode {

@@ -11,6 +11,8 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -776,6 +778,69 @@ START_TEST(destroying_the_qp_disconnects)
 }
 END_TEST
 
+/* The ACK timeout (TCP_USER_TIMEOUT) of @id's connection, in ms. */
+static int ack_timeout_ms(struct rdma_cm_id *id)
+{
+	int fd = tcp_socket_of(rdma_get_local_addr(id));
+
+	ck_assert_int_ge(fd, 0);
+	return int_sockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT);
+}
+
+/*
+ * InfiniBand's retry budget becomes the connection's ACK timeout: a try
+ * waits 4.096 us * 2^timeout, retry_cnt + 1 tries, held to 2 s .. 10 min;
+ * timeout 0 leaves it alone.  rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT)
+ * sets the QP's timeout.
+ */
+START_TEST(the_retry_budget_maps_to_the_connections_ack_timeout)
+{
+	struct ibv_qp_attr a = { 0 }, q;
+	struct ibv_qp_init_attr qia;
+	const int both = IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT;
+	struct pair p;
+	uint8_t t = 19;
+	int big = 1;
+
+	connect_pair(&p);
+	ck_assert_int_eq(ack_timeout_ms(p.c.id), 15000); /* the default */
+	a.timeout = 20;
+	a.retry_cnt = 3;
+	ck_assert_int_eq(ibv_modify_qp(p.c.id->qp, &a, both), 0);
+	/* 4.096 us * 2^20 * 4 = 17179.869 ms */
+	ck_assert_int_eq(ack_timeout_ms(p.c.id), 17179);
+	ck_assert_int_eq(ibv_query_qp(p.c.id->qp, &q, both, &qia), 0);
+	ck_assert_uint_eq(q.timeout, 20);
+	ck_assert_uint_eq(q.retry_cnt, 3);
+	a.timeout = 14; /* perftest's: 0.54 s with 7 retries */
+	a.retry_cnt = 7;
+	ck_assert_int_eq(ibv_modify_qp(p.c.id->qp, &a, both), 0);
+	ck_assert_int_eq(ack_timeout_ms(p.c.id), 2000);
+	a.timeout = 31;
+	ck_assert_int_eq(ibv_modify_qp(p.c.id->qp, &a, IBV_QP_TIMEOUT), 0);
+	ck_assert_int_eq(ack_timeout_ms(p.c.id), 600000);
+	a.timeout = 0;
+	ck_assert_int_eq(ibv_modify_qp(p.c.id->qp, &a, IBV_QP_TIMEOUT), 0);
+	ck_assert_int_eq(ack_timeout_ms(p.c.id), 600000);
+	a.timeout = 32;
+	ck_assert_int_eq(ibv_modify_qp(p.c.id->qp, &a, IBV_QP_TIMEOUT), EINVAL);
+	a.retry_cnt = 8;
+	ck_assert_int_eq(ibv_modify_qp(p.c.id->qp, &a, IBV_QP_RETRY_CNT), EINVAL);
+	/* the server's QP took accept's retry_count (0): 4.096 us * 2^19 */
+	ck_assert_int_eq(rdma_set_option(p.s.id, RDMA_OPTION_ID,
+					 RDMA_OPTION_ID_ACK_TIMEOUT, &t,
+					 sizeof(t)),
+			 0);
+	ck_assert_int_eq(ack_timeout_ms(p.s.id), 2147);
+	ck_assert_int_eq(rdma_set_option(p.s.id, RDMA_OPTION_ID,
+					 RDMA_OPTION_ID_ACK_TIMEOUT, &big,
+					 sizeof(big)),
+			 -1);
+	ck_assert_int_eq(errno, EINVAL);
+	pair_free(&p);
+}
+END_TEST
+
 /*
  * Port 0 gets a port at bind time; the port can be bound again as soon
  * as its listener is gone, even with the connection it accepted still up
@@ -1011,6 +1076,7 @@ static Suite *compat_cm_suite(void)
 			    0, 2);
 	tcase_add_test(tc, reject_carries_private_data);
 	tcase_add_test(tc, destroying_the_qp_disconnects);
+	tcase_add_test(tc, the_retry_budget_maps_to_the_connections_ack_timeout);
 	tcase_add_test(tc, bind_semantics_that_perftest_needs);
 	tcase_add_test(tc, event_channels_are_real_descriptors);
 	suite_add_tcase(s, tc);

@@ -550,6 +550,51 @@ START_TEST(unsignaled_work_completes_silently_unless_it_fails)
 END_TEST
 
 /*
+ * A peer that stopped acknowledging (the owner ends the stream with
+ * -ETIMEDOUT): the send queue's work completes retry-exceeded, as
+ * InfiniBand reports it, and posted receives are flushed.
+ */
+START_TEST(a_silent_peer_completes_sends_retry_exceeded_and_flushes_receives)
+{
+	static uint8_t a[4096], b[4096];
+	struct pair_opts o;
+	struct pair p;
+	uint32_t sa, sb;
+
+	pair_opts_default(&o);
+	setup(&p, &o, "silent", 1);
+	sa = pair_reg(&p, 0, a, sizeof(a), ACC_ALL);
+	sb = pair_reg(&p, 1, b, sizeof(b), ACC_ALL);
+	{
+		struct rdmap_sge rs = { (uintptr_t)a, 512, sa };
+		struct rdmap_recv_wr rw = { 7, &rs, 1 };
+		struct rdmap_sge ss = { (uintptr_t)a + 1024, 512, sa };
+		struct rdmap_sge cs = { (uintptr_t)a + 2048, 512, sa };
+		struct rdmap_send_wr s = pair_send_wr(1, RDMAP_WR_SEND, &ss, 1);
+		struct rdmap_send_wr r = pair_send_wr(2, RDMAP_WR_READ, &cs, 1);
+
+		r.rkey = sb;
+		r.remote_addr = (uintptr_t)b;
+		ck_assert_int_eq(rdmap_post_recv(&p.s[0].qp, &rw), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &s), 0);
+		ck_assert_int_eq(rdmap_post_send(&p.s[0].qp, &r), 0);
+	}
+	/* nothing went to the peer: all three are outstanding */
+	rdmap_qp_set_error(&p.s[0].qp, -ETIMEDOUT);
+	ck_assert_uint_eq(p.s[0].n_cqe, 3);
+	for (unsigned int i = 0; i < 3; i++) {
+		const struct rdmap_cqe *c = &p.s[0].cqe[i];
+
+		ck_assert_int_eq(c->err, -ETIMEDOUT);
+		ck_assert_uint_eq(c->status, c->recv ? RDMAP_WC_WR_FLUSH_ERR
+						     : RDMAP_WC_RETRY_EXC_ERR);
+		ck_assert_uint_eq(c->wr_id, c->recv ? 7 : i + 1);
+	}
+	pair_fini(&p);
+}
+END_TEST
+
+/*
  * Hands down everything @qp has to send, as one write would that takes
  * it all (copied to @wire when given); returns the octet count.
  */
@@ -2005,6 +2050,7 @@ static Suite *rdmap_suite(void)
 	tcase_add_loop_test(tc, rtr_opens_the_responder_and_consumes_nothing, 0, 3);
 	tcase_add_test(tc, send_with_invalidate_and_solicited_event_are_reported);
 	tcase_add_test(tc, unsignaled_work_completes_silently_unless_it_fails);
+	tcase_add_test(tc, a_silent_peer_completes_sends_retry_exceeded_and_flushes_receives);
 	tcase_add_test(tc, send_completions_come_up_in_runs);
 	tcase_add_test(tc,
 		       small_writes_staged_together_complete_when_their_run_has_gone);

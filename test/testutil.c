@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <check.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 
 #include "testutil.h"
 
@@ -78,4 +80,36 @@ int run_suite(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? 1 : 0;
+}
+
+int tcp_socket_of(const struct sockaddr *local)
+{
+	const struct sockaddr_in *want = (const void *)local;
+
+	for (int fd = 3; fd < 4096; fd++) {
+		struct sockaddr_in a;
+		socklen_t l = sizeof(a);
+		int type = 0, listening = 0;
+		socklen_t tl = sizeof(type), ll = sizeof(listening);
+
+		if (getsockname(fd, (struct sockaddr *)&a, &l) == 0 &&
+		    a.sin_family == AF_INET && a.sin_port == want->sin_port &&
+		    a.sin_addr.s_addr == want->sin_addr.s_addr &&
+		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+		    type == SOCK_STREAM &&
+		    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
+			       &ll) == 0 &&
+		    !listening)
+			return fd;
+	}
+	return -1;
+}
+
+int int_sockopt(int fd, int level, int name)
+{
+	int v = -1;
+	socklen_t l = sizeof(v);
+
+	ck_assert_int_eq(getsockopt(fd, level, name, &v, &l), 0);
+	return v;
 }

@@ -46,4 +46,14 @@ uint32_t ref_crc32c(const uint8_t *p, size_t len);
 /* Runs @s and returns the process's exit status: 1 if a test failed. */
 int run_suite(Suite *s);
 
+struct sockaddr;
+/*
+ * The descriptor of this process's connected TCP socket bound to the
+ * IPv4 address @local (a library's socket, looked for among the process's
+ * descriptors), or -1.
+ */
+int tcp_socket_of(const struct sockaddr *local);
+/* An int socket option of @fd; the test fails if it cannot be read. */
+int int_sockopt(int fd, int level, int name);
+
 #endif /* IW_TESTUTIL_H */

@@ -82,6 +82,8 @@ void conn_kick(struct iw_cm_id *id)
 		return;
 	rc = tp_kick(&id->tp);
 	if (rc)
+		rc = conn_silence(id, rc);
+	if (rc)
 		cm_stream_ended(id, rc);
 	else
 		check_engine(id);
@@ -184,11 +186,15 @@ static int conn_tx_gather(void *arg, struct iovec *iov, int max,
 /*
  * The EMSS is TCP's MSS, which grows as the peer's window opens (see
  * tp_mss()): the MULPDU follows it, so that a connection does not frame
- * for ever as it had to at its start.  It is looked at after 64 KiB sent
- * and then whenever the octets sent have doubled, a few dozen looks in a
- * connection's life, none once the MULPDU has reached its bound.
+ * for ever as it had to at its start.  The path's MTU may change too,
+ * either way (RFC 5044 section 4.5 lets the MULPDU change with it): a
+ * smaller one makes TCP split every FPDU in two.  It is looked at after
+ * 64 KiB sent, then whenever the octets sent have doubled, and from
+ * MSS_LOOK_EVERY on, after each MSS_LOOK_EVERY: one getsockopt() per
+ * MiB, against the hundreds of system calls that sending it takes.
  */
 #define MSS_FIRST_LOOK (64 * 1024)
+#define MSS_LOOK_EVERY (1024 * 1024)
 
 static void follow_mss(struct iw_cm_id *id, struct rdmap_qp *e, size_t len)
 {
@@ -201,10 +207,9 @@ static void follow_mss(struct iw_cm_id *id, struct rdmap_qp *e, size_t len)
 	if (e->conn.mulpdu != was)
 		iw_log_id(id, "MULPDU %u, was %u: TCP's MSS changed",
 			  e->conn.mulpdu, was);
-	if (e->conn.mulpdu == e->conn.mulpdu_max)
-		id->mss_look_at = UINT64_MAX;
-	else
-		id->mss_look_at = 2 * id->tx_octets;
+	id->mss_look_at = id->tx_octets + (id->tx_octets < MSS_LOOK_EVERY
+						   ? id->tx_octets
+						   : MSS_LOOK_EVERY);
 }
 
 static void conn_tx_advance(void *arg, size_t len)
@@ -275,6 +280,9 @@ void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 	/* not before: a peer in the handshake gets the default window */
 	if (!rc)
 		rc = tp_open_rx_window(&id->tp);
+	/* the handshake had bounds of its own; the stream has the QP's */
+	if (!rc)
+		rc = conn_apply_timeouts(id);
 	if (!rc)
 		rc = tp_kick(&id->tp);
 	if (rc)
@@ -564,6 +572,8 @@ static void conn_closed(void *arg, int err)
 
 	switch (id->state) {
 	case ID_CONNECTED:
+		if (err)
+			err = conn_silence(id, err);
 		if (e->state == RDMAP_QP_RTS) {
 			if (err)
 				rdmap_qp_set_error(e, err);

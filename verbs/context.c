@@ -45,6 +45,7 @@ struct iw_context *iw_open_0_2(const struct iw_context_attr *attr)
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->cqs_lock, NULL);
 	atomic_init(&ctx->debug, debug ? atoi(debug) : 0);
+	ctx_timeouts_init(ctx);
 	rc = ddp_stag_table_init(&ctx->stags, attr && attr->max_mr
 						      ? attr->max_mr
 						      : 65536);
@@ -132,8 +133,7 @@ void iw_log(struct iw_context *ctx, int level, const char *fmt, ...)
 	fprintf(stderr, "iwarp: %s\n", line);
 }
 
-static void format_addr(const struct sockaddr_storage *ss, char *out,
-			size_t len)
+void iw_format_addr(const struct sockaddr_storage *ss, char *out, size_t len)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
 	unsigned int port = 0;
@@ -164,8 +164,8 @@ void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
 	if (atomic_load(&id->ctx->debug) < 1)
 		return;
 	if (id->has_tp) {
-		format_addr(&id->tp.local, local, sizeof(local));
-		format_addr(&id->tp.peer, peer, sizeof(peer));
+		iw_format_addr(&id->tp.local, local, sizeof(local));
+		iw_format_addr(&id->tp.peer, peer, sizeof(peer));
 	}
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);

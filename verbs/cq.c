@@ -485,6 +485,7 @@ const char *iw_wc_status_str(enum iw_wc_status status)
 		[IW_WC_WR_FLUSH_ERR] = "work request flushed",
 		[IW_WC_REM_ACCESS_ERR] = "remote access error",
 		[IW_WC_REM_OP_ERR] = "remote operation error",
+		[IW_WC_RETRY_EXC_ERR] = "no acknowledgement: retries exceeded",
 	};
 
 	if ((unsigned int)status >= sizeof(words) / sizeof(words[0]))

@@ -157,6 +157,7 @@ struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 	if (!qp->cap.max_recv_sge)
 		qp->cap.max_recv_sge = 1;
 	qp->sig_all = attr->sq_sig_all;
+	qp->timeouts = pd->ctx->qp_timeouts;
 	rc = qp_reserve_cqs(qp);
 	if (rc) {
 		free(qp);
@@ -477,6 +478,7 @@ static void wc_from_cqe(struct iw_wc *wc, struct iw_qp *qp,
 		[RDMAP_WC_WR_FLUSH_ERR] = IW_WC_WR_FLUSH_ERR,
 		[RDMAP_WC_REM_ACCESS_ERR] = IW_WC_REM_ACCESS_ERR,
 		[RDMAP_WC_REM_OP_ERR] = IW_WC_REM_OP_ERR,
+		[RDMAP_WC_RETRY_EXC_ERR] = IW_WC_RETRY_EXC_ERR,
 	};
 	static const uint8_t opcode[] = {
 		[RDMAP_WC_SEND] = IW_WC_SEND,

@@ -80,6 +80,7 @@ struct iw_context {
 	uint32_t next_pd;
 	atomic_int debug;
 	struct tp_trace *trace; /* NULL: not tracing */
+	struct tp_timeouts qp_timeouts; /* what QPs start with: timeouts.c */
 	pthread_mutex_t cqs_lock; /* the CQ list; held by a helping thread */
 	struct iw_cq *cqs;
 	uint32_t help_calls;
@@ -198,6 +199,7 @@ struct iw_qp {
 	_Atomic(pthread_mutex_t *) lock; /* the connection's once attached */
 	struct iw_cm_id *id;		 /* the connection, or NULL */
 	struct iw_qp *pd_prev, *pd_next;
+	struct tp_timeouts timeouts; /* for a silent peer: timeouts.c */
 	struct rdmap_qp engine;
 };
 
@@ -312,6 +314,13 @@ void iw_log(struct iw_context *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void iw_log_id(struct iw_cm_id *id, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* ADDR:PORT, or [ADDR]:PORT for IPv6 */
+void iw_format_addr(const struct sockaddr_storage *ss, char *out, size_t len);
+
+/* timeouts.c */
+void ctx_timeouts_init(struct iw_context *ctx);
+int conn_apply_timeouts(struct iw_cm_id *id);
+int conn_silence(struct iw_cm_id *id, int err);
 
 /* mr.c */
 void pd_add_qp(struct iw_pd *pd, struct iw_qp *qp);

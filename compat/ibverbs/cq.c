@@ -197,6 +197,7 @@ static enum ibv_wc_status wc_status(enum iw_wc_status s)
 		[IW_WC_WR_FLUSH_ERR] = IBV_WC_WR_FLUSH_ERR,
 		[IW_WC_REM_ACCESS_ERR] = IBV_WC_REM_ACCESS_ERR,
 		[IW_WC_REM_OP_ERR] = IBV_WC_REM_OP_ERR,
+		[IW_WC_RETRY_EXC_ERR] = IBV_WC_RETRY_EXC_ERR,
 	};
 
 	return (unsigned int)s < sizeof(map) / sizeof(map[0]) ? map[s]

@@ -89,6 +89,8 @@ struct iwv_qp {
 	int sq_sig_all;
 	int access;
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	/* IBV_QP_TIMEOUT and IBV_QP_RETRY_CNT, as given; timeout 0: none */
+	uint8_t timeout, retry_cnt;
 	uint64_t send_ops_flags; /* ibv_create_qp_ex(): allowed wr_* */
 	struct iwv_wr_builder *bld;
 	/* work was posted since the QP was made or reset (librdmacm may

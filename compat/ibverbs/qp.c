@@ -137,6 +137,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd,
 	qp->cap.max_recv_sge += !qp->cap.max_recv_sge;
 	qp->sq_sig_all = attr->sq_sig_all;
 	qp->max_rd_atomic = qp->max_dest_rd_atomic = IWV_MAX_RD_ATOM;
+	qp->retry_cnt = 7; /* InfiniBand's usual, rdma_cm's too */
 	qp->send_ops_flags = attr->send_ops_flags;
 	rc = new_iw_qp(qp);
 	if (!rc)
@@ -306,6 +307,55 @@ static int reset(struct iwv_qp *qp)
 	return 0;
 }
 
+/*
+ * The bounds a mapped ACK timeout is held to: an InfiniBand budget is
+ * sized for hardware retries (perftest's 14 and 7 make 0.54 s), where a
+ * TCP connection under load may wait on a retransmission or a busy
+ * reader longer than that; and no application waits for hours.
+ */
+#define ACK_TIMEOUT_MS_MIN 2000
+#define ACK_TIMEOUT_MS_MAX 600000
+
+/*
+ * IB's retry budget as the connection's ACK timeout (TCP_USER_TIMEOUT):
+ * a try waits 4.096 us * 2^timeout (IBTA 1.4, section 9.7.6.1.3), and
+ * there are retry_cnt + 1 tries.  Timeout 0, InfiniBand's "wait for
+ * ever", leaves the QP's as it is, libiwarp's default (or
+ * IWARP_ACK_TIMEOUT_MS) unless set before: a bound is what the
+ * application needs.
+ */
+static int apply_ack_timeout(struct iwv_qp *qp)
+{
+	struct iw_qp_timeouts t = { .comp_mask = IW_QP_TIMEOUTS_ACK };
+	uint64_t ns = (4096ull << (qp->timeout & 31)) * (qp->retry_cnt + 1u);
+	uint64_t ms = ns / 1000000;
+
+	if (!qp->timeout)
+		return 0;
+	if (ms < ACK_TIMEOUT_MS_MIN)
+		ms = ACK_TIMEOUT_MS_MIN;
+	else if (ms > ACK_TIMEOUT_MS_MAX)
+		ms = ACK_TIMEOUT_MS_MAX;
+	t.ack_timeout_ms = (uint32_t)ms;
+	return iwv_errno(iw_set_qp_timeouts(qp->iw, &t));
+}
+
+/* IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT: taken in any state, as RTS takes them */
+static int set_retry_budget(struct iwv_qp *qp, const struct ibv_qp_attr *attr,
+			    int attr_mask)
+{
+	if (!(attr_mask & (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT)))
+		return 0;
+	if (((attr_mask & IBV_QP_TIMEOUT) && attr->timeout > 31) ||
+	    ((attr_mask & IBV_QP_RETRY_CNT) && attr->retry_cnt > 7))
+		return EINVAL;
+	if (attr_mask & IBV_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (attr_mask & IBV_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	return apply_ack_timeout(qp);
+}
+
 int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask)
 {
@@ -325,6 +375,9 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		rc = EINVAL;
 		goto out;
 	}
+	rc = set_retry_budget(qp, attr, attr_mask);
+	if (rc)
+		goto out;
 	/*
 	 * A connected QP is in RTS already: applications that drive the
 	 * states themselves around rdma_cm (rping -q) step it through INIT,
@@ -337,8 +390,11 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		rc = EINVAL;
 		goto out;
 	}
-	if (to == IBV_QPS_RESET && cur != IBV_QPS_RESET)
+	if (to == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
 		rc = reset(qp);
+		if (!rc && qp->timeout)
+			rc = apply_ack_timeout(qp); /* the new QP keeps them */
+	}
 	else if (to == IBV_QPS_ERR && cur != IBV_QPS_ERR)
 		rc = iwv_errno(iw_qp_to_error(qp->iw));
 	if (rc)
@@ -378,6 +434,8 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 		attr->max_dest_rd_atomic = a.ird > 255 ? 255 : (uint8_t)a.ird;
 	}
 	attr->qp_access_flags = (unsigned int)qp->access;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
 	pthread_mutex_unlock(&qp->lock);
 	attr->cur_qp_state = attr->qp_state;
 	attr->path_mtu = IBV_MTU_1024;

@@ -409,6 +409,25 @@ static struct ibv_qp *qp_for(struct cma_id *c, struct rdma_conn_param *p)
 }
 
 /*
+ * The QP's retry budget as rdma_cm sets it when it moves the QP to RTS:
+ * RDMA_OPTION_ID_ACK_TIMEOUT and the connection's retry_count (libibverbs
+ * maps them to the connection's ACK timeout).  For a QP that
+ * rdma_create_qp() did not make, named by number, this is the moment.
+ */
+static int qp_budget(struct cma_id *c, struct ibv_qp *qp,
+		     const struct rdma_conn_param *p)
+{
+	struct ibv_qp_attr a = { .timeout = c->ack_timeout };
+	int mask = c->ack_timeout ? IBV_QP_TIMEOUT : 0;
+
+	if (p) {
+		a.retry_cnt = p->retry_count > 7 ? 7 : p->retry_count;
+		mask |= IBV_QP_RETRY_CNT;
+	}
+	return mask ? ibv_modify_qp(qp, &a, mask) : 0;
+}
+
+/*
  * An initiator without peer-to-peer mode (Linux siw) sends no message
  * that would let the responder speak first, yet rdma_cm servers do
  * (perftest's latency servers write first) and siw's own responder does:
@@ -464,6 +483,9 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	p.ird = c->responder_resources;
 	p.ord = c->initiator_depth;
 	conn_param_in(&p, conn_param);
+	rc = qp_budget(c, qp, conn_param);
+	if (rc)
+		return ERR(rc);
 	accept_opts(c);
 	cma_hold_qp(c, qp);
 	rc = iw_accept(c->iw, cma_iw_qp(qp), &p);
@@ -519,6 +541,9 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	}
 	if (p.private_data_len > sizeof(c->cpd))
 		return ERR(EINVAL);
+	rc = qp_budget(c, qp, conn_param);
+	if (rc)
+		return ERR(rc);
 	/* kept for a retry (see try_again()) */
 	if (p.private_data_len)
 		memcpy(c->cpd, p.private_data, p.private_data_len);
@@ -586,6 +611,27 @@ int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
  * TCP (a type of service and an address reuse that libiwarp's listeners
  * always allow, an IB ACK timeout); IB paths have no meaning here.
  */
+/*
+ * As rdma_cm has it: the QP's IBV_QP_TIMEOUT from now on (the one it
+ * moves to RTS with); libibverbs maps it and the QP's retry_cnt to the
+ * connection's ACK timeout (see iwarp-compat(7)).
+ */
+static int cma_set_ack_timeout(struct rdma_cm_id *id, const void *optval,
+			       size_t optlen)
+{
+	struct ibv_qp_attr a = { 0 };
+	int rc;
+
+	if (optlen != sizeof(uint8_t) || *(const uint8_t *)optval > 31)
+		return ERR(EINVAL);
+	a.timeout = *(const uint8_t *)optval;
+	to_cma_id(id)->ack_timeout = a.timeout;
+	if (!id->qp)
+		return 0; /* rdma_create_qp() gives it the QP */
+	rc = ibv_modify_qp(id->qp, &a, IBV_QP_TIMEOUT);
+	return rc ? ERR(rc) : 0;
+}
+
 int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 		    void *optval, size_t optlen)
 {
@@ -594,8 +640,9 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 	if (level == RDMA_OPTION_ID) {
 		switch (optname) {
 		case RDMA_OPTION_ID_TOS:
-		case RDMA_OPTION_ID_ACK_TIMEOUT:
 			return optlen == sizeof(uint8_t) ? 0 : ERR(EINVAL);
+		case RDMA_OPTION_ID_ACK_TIMEOUT:
+			return cma_set_ack_timeout(id, optval, optlen);
 		case RDMA_OPTION_ID_REUSEADDR:
 		case RDMA_OPTION_ID_AFONLY:
 			return optlen == sizeof(int) ? 0 : ERR(EINVAL);

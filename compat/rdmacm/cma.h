@@ -83,6 +83,8 @@ struct cma_id {
 	pthread_mutex_t ev_lock;
 	pthread_cond_t ev_cond;
 	unsigned int delivered, acked;
+	/* RDMA_OPTION_ID_ACK_TIMEOUT: the QP's IBV_QP_TIMEOUT, 0: not set */
+	uint8_t ack_timeout;
 	/* the CQs and channels rdma_create_qp() made */
 	bool own_cqs;
 	/*

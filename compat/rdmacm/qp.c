@@ -55,9 +55,15 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 				IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 		return 0;
 	case IBV_QPS_RTR:
-	case IBV_QPS_RTS:
 		/* nothing of a path to set: TCP has it */
 		*qp_attr_mask = IBV_QP_STATE;
+		return 0;
+	case IBV_QPS_RTS:
+		*qp_attr_mask = IBV_QP_STATE;
+		if (to_cma_id(id)->ack_timeout) {
+			qp_attr->timeout = to_cma_id(id)->ack_timeout;
+			*qp_attr_mask |= IBV_QP_TIMEOUT;
+		}
 		return 0;
 	default:
 		return ERR(EINVAL);
@@ -105,6 +111,10 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 		goto fail;
 	rdma_init_qp_attr(id, &qa, &mask);
 	errno = ibv_modify_qp(qp, &qa, mask);
+	if (!errno && c->ack_timeout) {
+		qa.timeout = c->ack_timeout;
+		errno = ibv_modify_qp(qp, &qa, IBV_QP_TIMEOUT);
+	}
 	if (errno) {
 		int e = errno;
 

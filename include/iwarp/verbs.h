@@ -160,6 +160,9 @@ enum iw_wc_status {
 	IW_WC_WR_FLUSH_ERR,
 	IW_WC_REM_ACCESS_ERR,
 	IW_WC_REM_OP_ERR,
+	/* libiwarp 0.2: the peer acknowledged nothing within the QP's
+	 * timeouts (see iw_set_qp_timeouts()); the QP is in error */
+	IW_WC_RETRY_EXC_ERR,
 };
 
 enum iw_wc_opcode {
@@ -290,6 +293,39 @@ struct iw_qp_attr {
 };
 
 struct iw_qp *iw_create_qp(struct iw_pd *pd, struct iw_qp_init_attr *attr);
+
+/* Which fields of struct iw_qp_timeouts are set (or asked for). */
+enum iw_qp_timeouts_mask {
+	IW_QP_TIMEOUTS_ACK = 1 << 0,	   /* ack_timeout_ms */
+	IW_QP_TIMEOUTS_KEEPALIVE = 1 << 1, /* keepalive_idle_s and the rest */
+};
+
+/* The defaults of every QP (see iwarp(7), "Dead peers and timeouts"). */
+#define IW_ACK_TIMEOUT_MS_DEFAULT 15000
+#define IW_KEEPALIVE_IDLE_S_DEFAULT 10
+#define IW_KEEPALIVE_INTERVAL_S_DEFAULT 2
+#define IW_KEEPALIVE_COUNT_DEFAULT 3
+
+/*
+ * How soon a QP gives up on a peer that has gone silent: its outstanding
+ * work then completes with IW_WC_RETRY_EXC_ERR (receives flushed) and its
+ * connection ends with IW_CM_EVENT_ERROR, status -ETIMEDOUT.  Grows like
+ * struct iw_context_attr: fields are read (or written, by the query) only
+ * when their bit is in comp_mask.  (libiwarp 0.2)
+ */
+struct iw_qp_timeouts {
+	uint32_t comp_mask; /* enum iw_qp_timeouts_mask */
+	/* data sent and not acknowledged for this long (TCP_USER_TIMEOUT);
+	 * 0: the kernel's own limit (tcp_retries2, about 15 minutes) */
+	uint32_t ack_timeout_ms;
+	/* TCP keepalive while nothing is in flight; idle 0: none */
+	uint32_t keepalive_idle_s;     /* 1 to 32767 */
+	uint32_t keepalive_interval_s; /* 1 to 32767 */
+	uint32_t keepalive_count;      /* 1 to 127 */
+};
+
+int iw_set_qp_timeouts(struct iw_qp *qp, const struct iw_qp_timeouts *t);
+int iw_query_qp_timeouts(struct iw_qp *qp, struct iw_qp_timeouts *t);
 int iw_destroy_qp(struct iw_qp *qp);
 int iw_query_qp(struct iw_qp *qp, struct iw_qp_attr *attr);
 int iw_qp_to_error(struct iw_qp *qp);
