@@ -44,6 +44,7 @@ struct iw_context *iw_open_0_2(const struct iw_context_attr *attr)
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->cqs_lock, NULL);
+	stats_ctx_init(ctx);
 	atomic_init(&ctx->debug, debug ? atoi(debug) : 0);
 	rc = ddp_stag_table_init(&ctx->stags, attr && attr->max_mr
 						      ? attr->max_mr
@@ -58,6 +59,7 @@ struct iw_context *iw_open_0_2(const struct iw_context_attr *attr)
 	rc = progress_start(ctx, attr);
 	if (rc)
 		goto fail_trace;
+	stats_register(ctx);
 	return ctx;
 
 fail_trace:
@@ -68,6 +70,7 @@ fail_stags:
 fail:
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->cqs_lock);
+	stats_ctx_fini(ctx);
 	free(ctx);
 	errno = rc < 0 && rc > -4096 ? -rc : EINVAL;
 	return NULL;
@@ -103,12 +106,14 @@ int iw_close(struct iw_context *ctx)
 {
 	if (!ctx)
 		return -EINVAL;
+	stats_unregister(ctx);
 	progress_stop(ctx);
 	if (ctx->trace)
 		tp_trace_put(ctx->trace);
 	ddp_stag_table_destroy(&ctx->stags);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->cqs_lock);
+	stats_ctx_fini(ctx);
 	free(ctx);
 	return 0;
 }

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The process's statistics endpoint, read by iwarp-stat(1): a Unix stream
+ * socket <dir>/<pid>.sock, where <dir> is $IWARP_STATS_DIR, else
+ * $XDG_RUNTIME_DIR/iwarp, else /run/user/<uid>/iwarp, else
+ * /tmp/iwarp-<uid>: a directory of the user's own that nobody else may
+ * enter (0700, checked), the socket itself 0600.
+ *
+ * A thread of its own serves it, one reader at a time, far from the data
+ * path: it takes connections only from the same user (SO_PEERCRED), reads
+ * one request line within a second, and writes the answer within two, or
+ * drops the reader.  Nothing a reader sends goes anywhere but into a
+ * 64-octet buffer compared with the one request known ("stats"); the
+ * snapshot reads counters that the data path writes without waiting for
+ * it, and each connection's lock only for the copy of its state.
+ *
+ * It runs while the process has a context open, and its socket goes with
+ * the last iw_close() or at exit(); a process killed by a signal leaves
+ * it behind, and iwarp-stat recognises it by its dead pid.  IWARP_STATS=0
+ * in the environment turns the endpoint off (the counters stay, for
+ * iw_query_qp_stats()).
+ */
+#define _GNU_SOURCE /* accept4(), struct ucred */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "verbs/verbs.h"
+
+#define STATS_REQ_MAX 64
+#define STATS_READ_MS 1000
+#define STATS_WRITE_MS 2000
+
+/* The process's contexts: the one piece of process-wide state, as the
+ * endpoint is one per process.  server_lock > registry_lock. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct iw_context *contexts;
+static uint32_t n_contexts, next_ctx_id = 1;
+
+static pthread_mutex_t server_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	pid_t pid; /* the process that runs it; 0: none */
+	int lfd, stop_fd;
+	pthread_t thread;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+} srv = { .lfd = -1, .stop_fd = -1 };
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for @events on @fd until @deadline; false when it passed. */
+static bool wait_fd(int fd, short events, long long deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		long long left = deadline - now_ms();
+		int n;
+
+		if (left <= 0)
+			return false;
+		n = poll(&p, 1, (int)left);
+		if (n > 0)
+			return true;
+		if (n < 0 && errno != EINTR)
+			return false;
+	}
+}
+
+/* The request line, within STATS_READ_MS; false for none or garbage. */
+static bool read_request(int fd)
+{
+	long long deadline = now_ms() + STATS_READ_MS;
+	char req[STATS_REQ_MAX];
+	size_t have = 0;
+
+	while (have < sizeof(req)) {
+		ssize_t n;
+
+		if (!wait_fd(fd, POLLIN, deadline))
+			return false;
+		n = recv(fd, req + have, sizeof(req) - have, 0);
+		if (n <= 0) {
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			return false;
+		}
+		have += (size_t)n;
+		if (memchr(req, '\n', have))
+			return have == 6 && !memcmp(req, "stats\n", 6);
+	}
+	return false;
+}
+
+static void write_all(int fd, const char *p, size_t len)
+{
+	long long deadline = now_ms() + STATS_WRITE_MS;
+
+	while (len) {
+		ssize_t n;
+
+		if (!wait_fd(fd, POLLOUT, deadline))
+			return; /* a reader that does not read is dropped */
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* The whole answer: the process, then each context's records. */
+static char *snapshot(size_t *len)
+{
+	char comm[64] = "?";
+	char *buf = NULL;
+	FILE *f, *c;
+
+	c = fopen("/proc/self/comm", "r");
+	if (c) {
+		if (fgets(comm, sizeof(comm), c))
+			comm[strcspn(comm, "\n ")] = 0;
+		fclose(c);
+	}
+	f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	pthread_mutex_lock(&registry_lock);
+	fprintf(f, "process pid=%ld uid=%ld comm=%s contexts=%u version=1\n",
+		(long)getpid(), (long)geteuid(), comm[0] ? comm : "?",
+		n_contexts);
+	for (struct iw_context *ctx = contexts; ctx; ctx = ctx->reg_next)
+		stats_report_ctx(f, ctx);
+	pthread_mutex_unlock(&registry_lock);
+	fputs("end\n", f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void serve(int fd)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	size_t len = 0;
+	char *buf;
+
+	/* only the same user: the directory says so too, this makes sure */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
+	    cred.uid != geteuid())
+		return;
+	if (!read_request(fd)) {
+		static const char err[] = "error unknown request\n";
+
+		write_all(fd, err, sizeof(err) - 1);
+		return;
+	}
+	buf = snapshot(&len);
+	if (buf)
+		write_all(fd, buf, len);
+	free(buf);
+}
+
+static void *server_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = srv.lfd, .events = POLLIN },
+			{ .fd = srv.stop_fd, .events = POLLIN },
+		};
+		int fd;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		fd = accept4(srv.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		serve(fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* A directory only the user can enter: created if missing, else checked. */
+static bool private_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return false;
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077))
+		return false;
+	return true;
+}
+
+static bool stats_dir(char *dir, size_t len)
+{
+	const char *env = getenv("IWARP_STATS_DIR");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char run[64];
+	struct stat st;
+	int n;
+
+	if (env && *env)
+		n = snprintf(dir, len, "%s", env);
+	else if (xdg && xdg[0] == '/')
+		n = snprintf(dir, len, "%s/iwarp", xdg);
+	else if (snprintf(run, sizeof(run), "/run/user/%ld", (long)geteuid()),
+		 !stat(run, &st) && S_ISDIR(st.st_mode) &&
+			 st.st_uid == geteuid())
+		n = snprintf(dir, len, "%s/iwarp", run);
+	else
+		n = snprintf(dir, len, "/tmp/iwarp-%ld", (long)geteuid());
+	return n > 0 && (size_t)n < len && private_dir(dir);
+}
+
+/* Binds the socket and starts the thread; quietly nothing on failure. */
+static void server_start(struct iw_context *ctx)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path) - 16];
+	sigset_t all, old;
+	int n;
+
+	if (!stats_dir(dir, sizeof(dir))) {
+		iw_log(ctx, 1, "stats: no private directory for the endpoint");
+		return;
+	}
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%ld.sock", dir,
+		     (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+		return;
+	srv.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	srv.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (srv.lfd < 0 || srv.stop_fd < 0)
+		goto fail;
+	unlink(sa.sun_path); /* an earlier process of this pid's, now dead */
+	if (bind(srv.lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(sa.sun_path, 0600) || listen(srv.lfd, 8))
+		goto fail_unlink;
+	/* the application's signals go to its own threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	n = pthread_create(&srv.thread, NULL, server_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (n)
+		goto fail_unlink;
+	memcpy(srv.path, sa.sun_path, sizeof(srv.path));
+	srv.pid = getpid();
+	iw_log(ctx, 1, "stats: serving %s", srv.path);
+	return;
+
+fail_unlink:
+	unlink(sa.sun_path);
+fail:
+	iw_log(ctx, 1, "stats: no endpoint: %s", strerror(errno));
+	if (srv.lfd >= 0)
+		close(srv.lfd);
+	if (srv.stop_fd >= 0)
+		close(srv.stop_fd);
+	srv.lfd = srv.stop_fd = -1;
+}
+
+static void server_stop(void)
+{
+	uint64_t one = 1;
+
+	if (srv.pid != getpid())
+		return;
+	if (write(srv.stop_fd, &one, sizeof(one)) == sizeof(one))
+		pthread_join(srv.thread, NULL);
+	close(srv.lfd);
+	close(srv.stop_fd);
+	unlink(srv.path);
+	srv.lfd = srv.stop_fd = -1;
+	srv.pid = 0;
+}
+
+/* exit() with contexts still open: the socket goes, the thread with the
+ * process. */
+static void at_exit(void)
+{
+	if (srv.pid == getpid())
+		unlink(srv.path);
+}
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&server_lock);
+	pthread_mutex_lock(&registry_lock);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&server_lock);
+}
+
+/* The child has no server thread and none of the parent's contexts is
+ * its own to show: it starts afresh at its first iw_open(). */
+static void after_fork_child(void)
+{
+	if (srv.pid) {
+		close(srv.lfd);
+		close(srv.stop_fd);
+		srv.lfd = srv.stop_fd = -1;
+		srv.pid = 0;
+	}
+	contexts = NULL;
+	n_contexts = 0;
+	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&server_lock);
+}
+
+static void setup_once(void)
+{
+	atexit(at_exit);
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+static bool endpoint_wanted(void)
+{
+	const char *env = getenv("IWARP_STATS");
+
+	return !env || strcmp(env, "0") != 0;
+}
+
+void stats_register(struct iw_context *ctx)
+{
+	pthread_once(&once, setup_once);
+	pthread_mutex_lock(&server_lock);
+	pthread_mutex_lock(&registry_lock);
+	ctx->stats_id = next_ctx_id++;
+	ctx->stats_pid = getpid();
+	ctx->reg_prev = NULL;
+	ctx->reg_next = contexts;
+	if (contexts)
+		contexts->reg_prev = ctx;
+	contexts = ctx;
+	n_contexts++;
+	pthread_mutex_unlock(&registry_lock);
+	if (!srv.pid && endpoint_wanted())
+		server_start(ctx);
+	pthread_mutex_unlock(&server_lock);
+}
+
+void stats_unregister(struct iw_context *ctx)
+{
+	bool last;
+
+	pthread_mutex_lock(&server_lock);
+	pthread_mutex_lock(&registry_lock);
+	if (ctx->stats_pid == getpid()) {
+		if (ctx->reg_prev)
+			ctx->reg_prev->reg_next = ctx->reg_next;
+		else
+			contexts = ctx->reg_next;
+		if (ctx->reg_next)
+			ctx->reg_next->reg_prev = ctx->reg_prev;
+		n_contexts--;
+	}
+	last = !contexts;
+	pthread_mutex_unlock(&registry_lock);
+	if (last)
+		server_stop();
+	pthread_mutex_unlock(&server_lock);
+}
