@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The process's statistics endpoint, read by iwarp-stat(1): a Unix stream
- * socket <dir>/<pid>.sock, where <dir> is $IWARP_STATS_DIR, else
- * $XDG_RUNTIME_DIR/iwarp, else /run/user/<uid>/iwarp, else
- * /tmp/iwarp-<uid>: a directory of the user's own that nobody else may
- * enter (0700, checked), the socket itself 0600.
+ * socket <dir>/<pid>.sock (lib/stats_path.h), in a directory of the
+ * user's own that nobody else may enter (0700, checked), the socket
+ * itself 0600.
  *
  * A thread of its own serves it, one reader at a time, far from the data
  * path: it takes connections only from the same user (SO_PEERCRED), reads
@@ -22,8 +21,6 @@
  */
 #define _GNU_SOURCE /* accept4(), struct ucred */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/stats_path.h"
 #include "verbs/verbs.h"
 
 #define STATS_REQ_MAX 64
@@ -46,7 +44,7 @@
  * endpoint is one per process.  server_lock > registry_lock. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct iw_context *contexts;
-static uint32_t n_contexts, next_ctx_id = 1;
+static uint32_t next_ctx_id = 1;
 
 static pthread_mutex_t server_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -104,7 +102,8 @@ static bool read_request(int fd)
 		}
 		have += (size_t)n;
 		if (memchr(req, '\n', have))
-			return have == 6 && !memcmp(req, "stats\n", 6);
+			return have == sizeof(STATS_REQUEST) - 1 &&
+			       !memcmp(req, STATS_REQUEST, have);
 	}
 	return false;
 }
@@ -146,13 +145,12 @@ static char *snapshot(size_t *len)
 	if (!f)
 		return NULL;
 	pthread_mutex_lock(&registry_lock);
-	fprintf(f, "process pid=%ld uid=%ld comm=%s contexts=%u version=1\n",
-		(long)getpid(), (long)geteuid(), comm[0] ? comm : "?",
-		n_contexts);
+	fprintf(f, "process pid=%ld uid=%ld comm=%s version=1\n",
+		(long)getpid(), (long)geteuid(), comm[0] ? comm : "?");
 	for (struct iw_context *ctx = contexts; ctx; ctx = ctx->reg_next)
 		stats_report_ctx(f, ctx);
 	pthread_mutex_unlock(&registry_lock);
-	fputs("end\n", f);
+	fputs(STATS_END, f);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
@@ -209,40 +207,6 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
-/* A directory only the user can enter: created if missing, else checked. */
-static bool private_dir(const char *dir)
-{
-	struct stat st;
-
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return false;
-	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077))
-		return false;
-	return true;
-}
-
-static bool stats_dir(char *dir, size_t len)
-{
-	const char *env = getenv("IWARP_STATS_DIR");
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char run[64];
-	struct stat st;
-	int n;
-
-	if (env && *env)
-		n = snprintf(dir, len, "%s", env);
-	else if (xdg && xdg[0] == '/')
-		n = snprintf(dir, len, "%s/iwarp", xdg);
-	else if (snprintf(run, sizeof(run), "/run/user/%ld", (long)geteuid()),
-		 !stat(run, &st) && S_ISDIR(st.st_mode) &&
-			 st.st_uid == geteuid())
-		n = snprintf(dir, len, "%s/iwarp", run);
-	else
-		n = snprintf(dir, len, "/tmp/iwarp-%ld", (long)geteuid());
-	return n > 0 && (size_t)n < len && private_dir(dir);
-}
-
 /* Binds the socket and starts the thread; quietly nothing on failure. */
 static void server_start(struct iw_context *ctx)
 {
@@ -251,8 +215,10 @@ static void server_start(struct iw_context *ctx)
 	sigset_t all, old;
 	int n;
 
-	if (!stats_dir(dir, sizeof(dir))) {
-		iw_log(ctx, 1, "stats: no private directory for the endpoint");
+	n = stats_path_dir(dir, sizeof(dir), true);
+	if (n) {
+		iw_log(ctx, 1, "stats: no private directory for the endpoint: %s",
+		       strerror(-n));
 		return;
 	}
 	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%ld.sock", dir,
@@ -336,7 +302,6 @@ static void after_fork_child(void)
 		srv.pid = 0;
 	}
 	contexts = NULL;
-	n_contexts = 0;
 	pthread_mutex_unlock(&registry_lock);
 	pthread_mutex_unlock(&server_lock);
 }
@@ -366,7 +331,6 @@ void stats_register(struct iw_context *ctx)
 	if (contexts)
 		contexts->reg_prev = ctx;
 	contexts = ctx;
-	n_contexts++;
 	pthread_mutex_unlock(&registry_lock);
 	if (!srv.pid && endpoint_wanted())
 		server_start(ctx);
@@ -386,7 +350,6 @@ void stats_unregister(struct iw_context *ctx)
 			contexts = ctx->reg_next;
 		if (ctx->reg_next)
 			ctx->reg_next->reg_prev = ctx->reg_prev;
-		n_contexts--;
 	}
 	last = !contexts;
 	pthread_mutex_unlock(&registry_lock);
