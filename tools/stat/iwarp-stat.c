@@ -585,7 +585,8 @@ static void usage(FILE *f)
 		"rates\n"
 		"  -j, --json        JSON for scripts\n"
 		"  -c, --count N     with --watch: stop after N rounds\n"
-		"  -v, --verbose     say which stale endpoints were removed\n");
+		"  -v, --verbose     say which stale endpoints were removed\n"
+		"  -h, --help        this text\n");
 }
 
 static volatile sig_atomic_t stop;
@@ -598,7 +599,7 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "watch", optional_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'j' },
@@ -614,7 +615,7 @@ int main(int argc, char **argv)
 	char dir[96];
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "p:w::jc:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:w::jc:vh", longopts, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
