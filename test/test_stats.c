@@ -366,6 +366,14 @@ static size_t endpoint_ask(const char *req, char *out, size_t cap, int ms)
 	return have;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static long long ping_worst(struct e2e *e, uint32_t seq, int n)
 {
 	long long worst = 0;
@@ -439,7 +447,17 @@ START_TEST(the_endpoint_answers_its_user_and_shrugs_off_hostile_readers)
 	/* and the next honest reader is answered */
 	endpoint_ask("stats\n", answer, sizeof(answer), 10000);
 	ck_assert_ptr_nonnull(strstr(answer, "conn ctx="));
+	/* a reader the endpoint is waiting on does not hold up the close
+	 * (it would wait a second for the request) */
+	silent[0] = endpoint_connect();
+	ck_assert_int_ge(silent[0], 0);
+	usleep(100 * 1000); /* taken by the endpoint's thread */
+	before = now_ms();
 	e2e_teardown(&e);
+	during = now_ms() - before;
+	printf("teardown with a silent reader: %lld ms\n", during);
+	ck_assert_int_lt(during, 500);
+	close(silent[0]);
 	/* the last context gone, the socket goes */
 	ck_assert_int_eq(endpoint_connect(), -ENOENT);
 }

@@ -64,19 +64,25 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits for @events on @fd until @deadline; false when it passed. */
+/*
+ * Waits for @events on @fd until @deadline; false when it passed, or when
+ * the endpoint is being stopped: a reader never holds up iw_close().
+ */
 static bool wait_fd(int fd, short events, long long deadline)
 {
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = events };
+		struct pollfd p[2] = {
+			{ .fd = fd, .events = events },
+			{ .fd = srv.stop_fd, .events = POLLIN },
+		};
 		long long left = deadline - now_ms();
 		int n;
 
 		if (left <= 0)
 			return false;
-		n = poll(&p, 1, (int)left);
+		n = poll(p, 2, (int)left);
 		if (n > 0)
-			return true;
+			return !p[1].revents && p[0].revents;
 		if (n < 0 && errno != EINTR)
 			return false;
 	}
