@@ -33,7 +33,8 @@ trap cleanup EXIT
 # The program timeout(1) $1 runs (10 s at most to appear).
 child_of() {
 	for _ in $(seq 100); do
-		_c=$(pgrep -P "$1" | head -n 1) || :
+		_c=$(cat /proc/[0-9]*/stat 2>/dev/null |
+			awk -v p="$1" '$4 == p { print $1; exit }') || :
 		[ -n "$_c" ] && { echo "$_c"; return 0; }
 		sleep 0.1
 	done
