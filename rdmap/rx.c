@@ -559,10 +559,6 @@ static int ulpdu_end(void *arg)
 	if (!s->hdr_done)
 		return -IW_EDDP_MALFORMED;
 	counter_add(&qp->stats.rx_fpdus, 1);
-	if (h->last && !s->rtr)
-		counter_add(&qp->stats.rx_msgs[s->opcode &
-					       RDMAP_CTRL_OPCODE],
-			    1);
 	switch (s->opcode) {
 	case RDMAP_OP_WRITE:
 		break;
@@ -577,6 +573,7 @@ static int ulpdu_end(void *arg)
 	case RDMAP_OP_TERMINATE:
 		ddp_untagged_advance(&qp->rxq[RDMAP_QN_TERMINATE], h,
 				     s->hdr_need - DDP_UNTAGGED_HDR_LEN);
+		counter_add(&qp->stats.rx_msgs[RDMAP_OP_TERMINATE], 1);
 		return terminate_received(qp);
 	case RDMAP_OP_ATOMIC_REQ:
 		ddp_untagged_advance(&qp->rxq[RDMAP_QN_READ_REQ], h,
@@ -601,6 +598,9 @@ static int ulpdu_end(void *arg)
 	}
 	if (rc)
 		return rc;
+	/* a message is counted once taken: one refused has its Terminate */
+	if (h->last && !s->rtr)
+		counter_add(&qp->stats.rx_msgs[s->opcode & RDMAP_CTRL_OPCODE], 1);
 	if (qp->attr.ext & RDMAP_EXT_IMM)
 		note_segment_end(qp);
 	if (s->rtr)

@@ -218,6 +218,44 @@ START_TEST(known_traffic_gives_exact_counts_on_both_ends)
 END_TEST
 
 /*
+ * A Read Request naming a source STag the server does not have: the
+ * server refuses it with one Terminate (RDMAP layer) and does not count
+ * it as a Read Request taken; the client's Read fails remotely.
+ */
+START_TEST(a_refused_read_request_is_counted_as_its_terminate)
+{
+	struct iw_qp_stats c, s;
+	struct e2e_opts o;
+	struct iw_wc wc[2];
+	struct e2e e;
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	post_send(&e.c, 1, IW_WR_RDMA_READ, e.c.buf, READ_LEN,
+		  (uintptr_t)e.s.buf, e.s.mr->rkey ^ 0xffff00);
+	e2e_expect(e.s.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS);
+	e2e_expect(e.c.ch, IW_CM_EVENT_ERROR, E2E_WAIT_MS);
+	e2e_poll(e.c.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc[0].status, IW_WC_REM_ACCESS_ERR);
+	c = qstats(e.c.qp);
+	s = qstats(e.s.qp);
+	ck_assert_uint_eq(c.tx_msgs[IW_STATS_OP_READ_REQ], 1);
+	ck_assert_uint_eq(s.rx_fpdus, 1);
+	ck_assert_uint_eq(s.rx_msgs[IW_STATS_OP_READ_REQ], 0);
+	ck_assert_uint_eq(s.tx_msgs[IW_STATS_OP_READ_RESP], 0);
+	ck_assert_uint_eq(s.term_tx[IW_STATS_LAYER_RDMAP], 1);
+	ck_assert_uint_eq(c.term_rx[IW_STATS_LAYER_RDMAP], 1);
+	ck_assert_uint_eq(c.rx_msgs[IW_STATS_OP_TERMINATE], 1);
+	ck_assert_uint_eq(s.last_term_tx.layer, 0);
+	ck_assert_uint_eq(c.last_term_rx.etype, s.last_term_tx.etype);
+	ck_assert_uint_eq(c.last_term_rx.ecode, s.last_term_tx.ecode);
+	ck_assert_uint_eq(s.ird_max, 0);
+	ck_assert_uint_eq(c.ord_max, 1);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
  * One octet of a Send's payload changed on its way (CRC on): the server
  * counts one CRC error and sends one Terminate (LLP layer, MPA CRC
  * error), which the client counts as received.
@@ -470,6 +508,7 @@ static Suite *stats_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, known_traffic_gives_exact_counts_on_both_ends);
+	tcase_add_test(tc, a_refused_read_request_is_counted_as_its_terminate);
 	tcase_add_test(tc, a_corrupted_fpdu_counts_one_crc_error_and_one_terminate);
 	tcase_add_test(tc, a_shorter_structure_is_filled_no_further);
 	suite_add_tcase(s, tc);
