@@ -143,8 +143,13 @@ static char *snapshot(size_t *len)
 
 	c = fopen("/proc/self/comm", "r");
 	if (c) {
-		if (fgets(comm, sizeof(comm), c))
-			comm[strcspn(comm, "\n ")] = 0;
+		if (fgets(comm, sizeof(comm), c)) {
+			comm[strcspn(comm, "\n")] = 0;
+			/* a value holds no space: the reader splits on them */
+			for (char *q = comm; *q; q++)
+				if ((unsigned char)*q <= ' ')
+					*q = '_';
+		}
 		fclose(c);
 	}
 	f = open_memstream(&buf, len);
