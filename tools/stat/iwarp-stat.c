@@ -43,7 +43,7 @@ struct proc {
 	long pid;
 	char *text;
 	struct rec *recs;
-	int n;
+	int n, cap;
 };
 
 struct snap {
@@ -92,10 +92,15 @@ static bool parse(struct proc *p)
 			ended = true;
 			break;
 		}
-		r = realloc(p->recs, (size_t)(p->n + 1) * sizeof(*r));
-		if (!r)
-			return false;
-		p->recs = r;
+		if (p->n == p->cap) { /* doubling: an answer may have many */
+			int cap = p->cap ? 2 * p->cap : 16;
+
+			r = realloc(p->recs, (size_t)cap * sizeof(*r));
+			if (!r)
+				return false;
+			p->recs = r;
+			p->cap = cap;
+		}
 		r = &p->recs[p->n++];
 		memset(r, 0, sizeof(*r));
 		r->kind = strtok_r(line, " ", &s2);
