@@ -191,6 +191,28 @@ grep -q "removed .*$kp.sock" "$work/s.err" || fail "not said: $(cat "$work/s.err
 [ -e "$IWARP_STATS_DIR/$$.sock" ] || fail "a live process's file removed"
 rm -f "$IWARP_STATS_DIR/$$.sock"
 "$stat" | grep -q "no libiwarp processes" || fail "table of none"
+# the next program to open an endpoint removes one left behind as well
+port=$(free_port)
+timeout -k 5 60 "$perf" -p "$port" -B 127.0.0.1 >"$work/k2" 2>&1 &
+k=$!
+pids="$pids $k"
+kp=$(child_of "$k")
+wait_endpoint "$kp"
+kill -KILL "$kp"
+wait "$k" 2>/dev/null || :
+[ -S "$IWARP_STATS_DIR/$kp.sock" ] || fail "no socket left by the second kill"
+port=$(free_port)
+timeout -k 5 60 "$perf" -p "$port" -B 127.0.0.1 >"$work/k3" 2>&1 &
+k3=$!
+pids="$pids $k3"
+k3p=$(child_of "$k3")
+wait_endpoint "$k3p"
+[ ! -e "$IWARP_STATS_DIR/$kp.sock" ] ||
+	fail "a new program's endpoint left the stale one of $kp"
+kill "$k3" 2>/dev/null || :
+wait "$k3" 2>/dev/null || :
+pids=
+rm -f "$IWARP_STATS_DIR"/*.sock
 
 # ---- IWARP_STATS=0: no endpoint ------------------------------------------
 port=$(free_port)

@@ -15,11 +15,13 @@
  *
  * It runs while the process has a context open, and its socket goes with
  * the last iw_close() or at exit(); a process killed by a signal leaves
- * it behind, and iwarp-stat recognises it by its dead pid.  IWARP_STATS=0
+ * it behind, and iwarp-stat, or the next process to open an endpoint
+ * there, recognises it by its dead pid and removes it.  IWARP_STATS=0
  * in the environment turns the endpoint off (the counters stay, for
  * iw_query_qp_stats()).
  */
 #define _GNU_SOURCE /* accept4(), struct ucred */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -218,6 +220,31 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Removes the sockets that processes killed by a signal left in @dir: a
+ * process that is gone serves nothing.  (iwarp-stat does the same.)
+ */
+static void sweep_stale(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[sizeof(((struct sockaddr_un *)0)->sun_path)], *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (pid <= 0 || strcmp(end, ".sock") || !kill((pid_t)pid, 0) ||
+		    errno != ESRCH)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
+		    (int)sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+}
+
 /* Binds the socket and starts the thread; quietly nothing on failure. */
 static void server_start(struct iw_context *ctx)
 {
@@ -232,6 +259,7 @@ static void server_start(struct iw_context *ctx)
 		       strerror(-n));
 		return;
 	}
+	sweep_stale(dir);
 	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%ld.sock", dir,
 		     (long)getpid());
 	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
