@@ -467,6 +467,13 @@ START_TEST(the_endpoint_answers_its_user_and_shrugs_off_hostile_readers)
 	/* the endpoint's thread waits on them; the traffic does not */
 	ck_assert_int_lt(during, before + 200);
 
+	/* an honest reader is answered at once meanwhile */
+	before = now_ms();
+	endpoint_ask("stats\n", answer, sizeof(answer), 500);
+	ck_assert_ptr_nonnull(strstr(answer, "conn ctx="));
+	printf("answered beside the hostile readers in %lld ms\n",
+	       now_ms() - before);
+
 	/* garbage gets an error and the door */
 	{
 		char buf[128];

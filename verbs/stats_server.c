@@ -5,13 +5,15 @@
  * user's own that nobody else may enter (0700, checked), the socket
  * itself 0600.
  *
- * A thread of its own serves it, one reader at a time, far from the data
- * path: it takes connections only from the same user (SO_PEERCRED), reads
- * one request line within a second, and writes the answer within two, or
- * drops the reader.  Nothing a reader sends goes anywhere but into a
- * 64-octet buffer compared with the one request known ("stats"); the
- * snapshot reads counters that the data path writes without waiting for
- * it, and each connection's lock only for the copy of its state.
+ * A thread of its own serves it, far from the data path, up to 16 readers
+ * at once (one more drops the one nearest its deadline): it takes
+ * connections only from the same user (SO_PEERCRED), reads one request
+ * line within a second and writes the answer within two, or drops the
+ * reader; none holds up another, nor the endpoint's stop.  Nothing a
+ * reader sends goes anywhere but into a 64-octet buffer compared with the
+ * one request known ("stats"); the snapshot reads counters that the data
+ * path writes without waiting for it, and each connection's lock only for
+ * the copy of its state.
  *
  * It runs while the process has a context open, and its socket goes with
  * the last iw_close() or at exit(); a process killed by a signal leaves
@@ -41,6 +43,7 @@
 #define STATS_REQ_MAX 64
 #define STATS_READ_MS 1000
 #define STATS_WRITE_MS 2000
+#define STATS_READERS 16
 
 /* The process's contexts: the one piece of process-wide state, as the
  * endpoint is one per process.  server_lock > registry_lock. */
@@ -64,76 +67,6 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * Waits for @events on @fd until @deadline; false when it passed, or when
- * the endpoint is being stopped: a reader never holds up iw_close().
- */
-static bool wait_fd(int fd, short events, long long deadline)
-{
-	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = fd, .events = events },
-			{ .fd = srv.stop_fd, .events = POLLIN },
-		};
-		long long left = deadline - now_ms();
-		int n;
-
-		if (left <= 0)
-			return false;
-		n = poll(p, 2, (int)left);
-		if (n > 0)
-			return !p[1].revents && p[0].revents;
-		if (n < 0 && errno != EINTR)
-			return false;
-	}
-}
-
-/* The request line, within STATS_READ_MS; false for none or garbage. */
-static bool read_request(int fd)
-{
-	long long deadline = now_ms() + STATS_READ_MS;
-	char req[STATS_REQ_MAX];
-	size_t have = 0;
-
-	while (have < sizeof(req)) {
-		ssize_t n;
-
-		if (!wait_fd(fd, POLLIN, deadline))
-			return false;
-		n = recv(fd, req + have, sizeof(req) - have, 0);
-		if (n <= 0) {
-			if (n < 0 && (errno == EAGAIN || errno == EINTR))
-				continue;
-			return false;
-		}
-		have += (size_t)n;
-		if (memchr(req, '\n', have))
-			return have == sizeof(STATS_REQUEST) - 1 &&
-			       !memcmp(req, STATS_REQUEST, have);
-	}
-	return false;
-}
-
-static void write_all(int fd, const char *p, size_t len)
-{
-	long long deadline = now_ms() + STATS_WRITE_MS;
-
-	while (len) {
-		ssize_t n;
-
-		if (!wait_fd(fd, POLLOUT, deadline))
-			return; /* a reader that does not read is dropped */
-		n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				continue;
-			return;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
 }
 
 /* The whole answer: the process, then each context's records. */
@@ -171,52 +104,152 @@ static char *snapshot(size_t *len)
 	return buf;
 }
 
-static void serve(int fd)
+/*
+ * A reader being served: its request coming in, then the answer going
+ * out, each within its deadline, or it is dropped.
+ */
+struct reader {
+	int fd;
+	long long deadline;
+	char req[STATS_REQ_MAX];
+	size_t have;
+	char *out; /* the answer, once the request is in */
+	size_t out_len, out_off;
+};
+
+static void reader_drop(struct reader *r)
 {
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	size_t len = 0;
-	char *buf;
-
-	/* only the same user: the directory says so too, this makes sure */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
-	    cred.uid != geteuid())
-		return;
-	if (!read_request(fd)) {
-		static const char err[] = "error unknown request\n";
-
-		write_all(fd, err, sizeof(err) - 1);
-		return;
-	}
-	buf = snapshot(&len);
-	if (buf)
-		write_all(fd, buf, len);
-	free(buf);
+	close(r->fd);
+	free(r->out);
+	*r = (struct reader){ .fd = -1 };
 }
 
-static void *server_main(void *arg)
+/* A new reader: only the same user's (the directory says so too, this
+ * makes sure); with every slot taken, the one nearest its deadline goes. */
+static void reader_accept(struct reader *rd)
 {
-	(void)arg;
-	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = srv.lfd, .events = POLLIN },
-			{ .fd = srv.stop_fd, .events = POLLIN },
-		};
-		int fd;
+	struct reader *slot = NULL;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int fd = accept4(srv.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
+	    cred.uid != geteuid()) {
+		close(fd);
+		return;
+	}
+	for (int i = 0; i < STATS_READERS; i++) {
+		if (rd[i].fd < 0) {
+			slot = &rd[i];
 			break;
 		}
-		if (p[1].revents)
-			break;
-		fd = accept4(srv.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		serve(fd);
-		close(fd);
+		if (!slot || rd[i].deadline < slot->deadline)
+			slot = &rd[i];
 	}
+	if (slot->fd >= 0)
+		reader_drop(slot);
+	slot->fd = fd;
+	slot->deadline = now_ms() + STATS_READ_MS;
+}
+
+/* Its request: one line, the one known; anything else gets an error. */
+static void reader_read(struct reader *r)
+{
+	static const char err[] = "error unknown request\n";
+	ssize_t n = recv(r->fd, r->req + r->have, sizeof(r->req) - r->have, 0);
+	char *nl;
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			reader_drop(r);
+		return;
+	}
+	r->have += (size_t)n;
+	nl = memchr(r->req, '\n', r->have);
+	if (!nl && r->have < sizeof(r->req))
+		return;
+	if (nl && r->have == sizeof(STATS_REQUEST) - 1 &&
+	    !memcmp(r->req, STATS_REQUEST, r->have))
+		r->out = snapshot(&r->out_len);
+	else if ((r->out = strdup(err)))
+		r->out_len = sizeof(err) - 1;
+	if (!r->out) {
+		reader_drop(r);
+		return;
+	}
+	r->deadline = now_ms() + STATS_WRITE_MS;
+}
+
+static void reader_write(struct reader *r)
+{
+	ssize_t n = send(r->fd, r->out + r->out_off, r->out_len - r->out_off,
+			 MSG_NOSIGNAL);
+
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			reader_drop(r);
+		return;
+	}
+	r->out_off += (size_t)n;
+	if (r->out_off == r->out_len)
+		reader_drop(r);
+}
+
+/*
+ * The endpoint's thread: up to STATS_READERS readers at once, none of
+ * which can hold up another for long, nor the stop.
+ */
+static void *server_main(void *arg)
+{
+	struct reader rd[STATS_READERS];
+
+	(void)arg;
+	for (int i = 0; i < STATS_READERS; i++)
+		rd[i] = (struct reader){ .fd = -1 };
+	for (;;) {
+		struct pollfd p[2 + STATS_READERS];
+		long long now = now_ms(), next = -1;
+		int n = 2;
+
+		p[0] = (struct pollfd){ .fd = srv.stop_fd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = srv.lfd, .events = POLLIN };
+		for (int i = 0; i < STATS_READERS; i++) {
+			if (rd[i].fd >= 0 && rd[i].deadline <= now)
+				reader_drop(&rd[i]);
+			if (rd[i].fd < 0) {
+				p[n++] = (struct pollfd){ .fd = -1 };
+				continue;
+			}
+			p[n++] = (struct pollfd){
+				.fd = rd[i].fd,
+				.events = rd[i].out ? POLLOUT : POLLIN,
+			};
+			if (next < 0 || rd[i].deadline < next)
+				next = rd[i].deadline;
+		}
+		if (poll(p, (nfds_t)n, next < 0 ? -1 : (int)(next - now)) < 0 &&
+		    errno != EINTR)
+			break;
+		if (p[0].revents)
+			break;
+		for (int i = 0; i < STATS_READERS; i++) {
+			short ev = p[2 + i].revents;
+
+			if (rd[i].fd < 0 || !ev)
+				continue;
+			if (rd[i].out && (ev & (POLLOUT | POLLERR | POLLHUP)))
+				reader_write(&rd[i]);
+			else if (!rd[i].out)
+				reader_read(&rd[i]);
+		}
+		if (p[1].revents & POLLIN)
+			reader_accept(rd);
+	}
+	for (int i = 0; i < STATS_READERS; i++)
+		if (rd[i].fd >= 0)
+			reader_drop(&rd[i]);
 	return NULL;
 }
 
