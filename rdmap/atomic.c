@@ -138,6 +138,7 @@ int rdmap_atomic_request(struct rdmap_qp *qp, const uint8_t *ar)
 	if ((to | (uintptr_t)where) & (RDMAP_ATOMIC_SIZE - 1))
 		return -IW_ERDMAP_ATOMIC_ALIGN;
 	rdmap_tx_placing(qp, where, RDMAP_ATOMIC_SIZE);
+	counter_max(&qp->stats.ird_max, qp->ird_count + 1);
 	*ird_at(qp, qp->ird_head + qp->ird_count++) =
 		(struct rdmap_ird_entry){
 			.atomic = true,

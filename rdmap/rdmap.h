@@ -33,6 +33,7 @@
 #include <sys/uio.h>
 
 #include "ddp/ddp.h"
+#include "lib/counter.h"
 #include "mpa/mpa.h"
 #include "rdmap/rdmap_wire.h"
 
@@ -320,6 +321,37 @@ struct rdmap_fpdu {
 	struct mpa_tx_frame frame;
 };
 
+/*
+ * What a stream has carried, for iw_query_qp_stats() and iwarp-stat.
+ * Written by whoever drives the engine (under its owner's lock), read by
+ * anyone at any time (lib/counter.h).  Messages are counted by RDMAP
+ * opcode (RFC 5040 section 4.2, RFC 7306) once their last segment is
+ * built (sent) or has passed the CRC (received); the RFC 6581 ready-to-
+ * receive message is not counted among them, its FPDU and octets are.
+ */
+#define RDMAP_STATS_OPCODES 16
+#define RDMAP_STATS_LAYERS 3 /* Terminate layers: RDMAP, DDP, LLP (MPA) */
+
+struct rdmap_stats {
+	iw_counter tx_octets, rx_octets; /* wire octets handed down, taken in */
+	iw_counter tx_fpdus, rx_fpdus;
+	iw_counter tx_msgs[RDMAP_STATS_OPCODES], rx_msgs[RDMAP_STATS_OPCODES];
+	iw_counter crc_errors;	  /* FPDUs that failed the CRC (RFC 5044 8) */
+	iw_counter marker_errors; /* markers that did not point right */
+	iw_counter term_tx[RDMAP_STATS_LAYERS], term_rx[RDMAP_STATS_LAYERS];
+	/* the last Terminate each way: layer << 16 | etype << 8 | ecode,
+	 * with bit 24 set once there was one */
+	iw_counter term_tx_last, term_rx_last;
+	iw_counter ord_max, ird_max; /* deepest Read queues seen */
+};
+
+/* The value of term_tx_last/term_rx_last for a triple. */
+static inline uint64_t rdmap_stats_triple(uint8_t layer, uint8_t etype,
+					  uint8_t ecode)
+{
+	return 1u << 24 | (uint32_t)layer << 16 | (uint32_t)etype << 8 | ecode;
+}
+
 struct rdmap_swqe;
 struct rdmap_ord_entry;
 struct rdmap_ird_entry;
@@ -426,6 +458,9 @@ struct rdmap_qp {
 	 * the fields above it would spread them over more cache lines.
 	 */
 	struct rdmap_cqe cqe_run[RDMAP_CQE_RUN];
+
+	/* after the fields the data path reads: counters only add to them */
+	struct rdmap_stats stats;
 };
 
 int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,

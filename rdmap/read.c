@@ -94,6 +94,7 @@ int rdmap_read_request(struct rdmap_qp *qp, const uint8_t *rr)
 		if (f != DDP_MR_OK)
 			return read_source_error(f);
 	}
+	counter_max(&qp->stats.ird_max, qp->ird_count + 1);
 	*ird_at(qp, qp->ird_head + qp->ird_count++) =
 		(struct rdmap_ird_entry){
 			.sink_stag = get_be32(rr + RDMAP_RR_OFF_SINK_STAG),

@@ -498,6 +498,27 @@ static void atomic_terminated(struct rdmap_qp *qp, const struct rdmap_term *t)
 	}
 }
 
+/* The peer's Terminate, as the reading that names a valid triple has it. */
+static void count_term_received(struct rdmap_qp *qp, const struct rdmap_term *t)
+{
+	uint8_t layer = t->layer, etype = t->etype, ecode = t->ecode;
+
+	if (!rdmap_term_valid(layer, etype, ecode) &&
+	    rdmap_term_valid(t->swapped.layer, t->swapped.etype,
+			     t->swapped.ecode)) {
+		layer = t->swapped.layer;
+		etype = t->swapped.etype;
+		ecode = t->swapped.ecode;
+	}
+	counter_add(&qp->stats.term_rx[layer < RDMAP_STATS_LAYERS
+					       ? layer
+					       : RDMAP_STATS_LAYERS - 1],
+		    1);
+	atomic_store_explicit(&qp->stats.term_rx_last,
+			      rdmap_stats_triple(layer, etype, ecode),
+			      memory_order_relaxed);
+}
+
 /*
  * RFC 5040 section 4.8: the peer ended the stream.  When its Terminate
  * carries the Read Request header of our oldest outstanding Read, that
@@ -522,6 +543,7 @@ static int terminate_received(struct rdmap_qp *qp)
 	} else if (qp->attr.ext & RDMAP_EXT_ATOMICS) {
 		atomic_terminated(qp, t);
 	}
+	count_term_received(qp, t);
 	rdmap_event(qp, RDMAP_EV_TERMINATE_RECEIVED, -IW_ETERMINATED, t);
 	return -IW_ETERMINATED;
 }
@@ -536,6 +558,7 @@ static int ulpdu_end(void *arg)
 
 	if (!s->hdr_done)
 		return -IW_EDDP_MALFORMED;
+	counter_add(&qp->stats.rx_fpdus, 1);
 	switch (s->opcode) {
 	case RDMAP_OP_WRITE:
 		break;
@@ -550,6 +573,7 @@ static int ulpdu_end(void *arg)
 	case RDMAP_OP_TERMINATE:
 		ddp_untagged_advance(&qp->rxq[RDMAP_QN_TERMINATE], h,
 				     s->hdr_need - DDP_UNTAGGED_HDR_LEN);
+		counter_add(&qp->stats.rx_msgs[RDMAP_OP_TERMINATE], 1);
 		return terminate_received(qp);
 	case RDMAP_OP_ATOMIC_REQ:
 		ddp_untagged_advance(&qp->rxq[RDMAP_QN_READ_REQ], h,
@@ -574,6 +598,9 @@ static int ulpdu_end(void *arg)
 	}
 	if (rc)
 		return rc;
+	/* a message is counted once taken: one refused has its Terminate */
+	if (h->last && !s->rtr)
+		counter_add(&qp->stats.rx_msgs[s->opcode & RDMAP_CTRL_OPCODE], 1);
 	if (qp->attr.ext & RDMAP_EXT_IMM)
 		note_segment_end(qp);
 	if (s->rtr)
@@ -592,6 +619,16 @@ const struct mpa_rx_ops rdmap_mpa_rx_ops = {
 	.ulpdu_end = ulpdu_end,
 };
 
+/* The stream failed on what arrived: MPA's errors are counted by kind. */
+static void rx_failed(struct rdmap_qp *qp, int rc)
+{
+	if (rc == -IW_EMPA_CRC)
+		counter_add(&qp->stats.crc_errors, 1);
+	else if (rc == -IW_EMPA_MARKER)
+		counter_add(&qp->stats.marker_errors, 1);
+	rdmap_fail(qp, rc);
+}
+
 /*
  * Takes the next @len octets of the stream.  Returns 0, or the error that
  * ended the stream (a Terminate is then queued when the error has one).
@@ -604,9 +641,10 @@ int rdmap_rx_feed(struct rdmap_qp *qp, const uint8_t *p, size_t len)
 	if (qp->state != RDMAP_QP_RTS)
 		return qp->err ? qp->err : -IW_ECLOSED;
 	rdmap_cqe_hold(qp);
+	counter_add(&qp->stats.rx_octets, len);
 	rc = mpa_rx_feed(&qp->mpa_rx, p, len);
 	if (rc)
-		rdmap_fail(qp, rc);
+		rx_failed(qp, rc);
 	rdmap_cqe_release(qp);
 	return rc;
 }
@@ -672,9 +710,10 @@ int rdmap_rx_direct_done(struct rdmap_qp *qp, size_t len)
 
 	if (!p || len > span)
 		return -EINVAL;
+	counter_add(&qp->stats.rx_octets, len);
 	rc = mpa_rx_payload_placed(&qp->mpa_rx, p, len);
 	if (rc) {
-		rdmap_fail(qp, rc);
+		rx_failed(qp, rc);
 		return rc;
 	}
 	if (!held) {

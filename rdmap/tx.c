@@ -96,6 +96,7 @@ static struct rdmap_ord_entry *push_ord(struct rdmap_qp *qp, int64_t sq,
 {
 	struct rdmap_ord_entry *e = ord_at(qp, qp->ord_head + qp->ord_count++);
 
+	counter_max(&qp->stats.ord_max, qp->ord_count);
 	*e = (struct rdmap_ord_entry){ .sq = sq, .sink_stag = sink_stag,
 				       .sink_to = sink_to, .len = len };
 	return e;
@@ -585,7 +586,12 @@ static int build_fpdu(struct rdmap_qp *qp)
 	fp->ird_done = 0;
 	fp->terminate = false;
 	m->sent += take;
+	counter_add(&qp->stats.tx_fpdus, 1);
 	if (m->hdr.last) {
+		if (m->kind != TX_RTR)
+			counter_add(&qp->stats.tx_msgs[m->hdr.rsvdulp &
+						       RDMAP_CTRL_OPCODE],
+				    1);
 		if (m->kind == TX_SQ &&
 		    !rdmap_wr_is_request(sq_at(qp, m->slot)->op))
 			fp->completes_sq = m->slot;
@@ -714,6 +720,16 @@ static void fpdu_sent(struct rdmap_qp *qp, const struct rdmap_fpdu *fp)
 		qp->ird_started--;
 	}
 	if (fp->terminate) {
+		const struct rdmap_term *t = &qp->term_out;
+
+		counter_add(&qp->stats.term_tx[t->layer < RDMAP_STATS_LAYERS
+						       ? t->layer
+						       : RDMAP_STATS_LAYERS - 1],
+			    1);
+		atomic_store_explicit(&qp->stats.term_tx_last,
+				      rdmap_stats_triple(t->layer, t->etype,
+							 t->ecode),
+				      memory_order_relaxed);
 		qp->state = RDMAP_QP_ERROR;
 		rdmap_event(qp, RDMAP_EV_TERMINATE_SENT, qp->err, &qp->term_out);
 	}
@@ -723,6 +739,7 @@ static void fpdu_sent(struct rdmap_qp *qp, const struct rdmap_fpdu *fp)
 void rdmap_tx_advance(struct rdmap_qp *qp, size_t len)
 {
 	qp->tx_off += len;
+	counter_add(&qp->stats.tx_octets, len);
 	while (qp->fpdu_count &&
 	       qp->tx_off >= fpdu_at(qp, qp->fpdu_head)->wire_len) {
 		struct rdmap_fpdu *fp = fpdu_at(qp, qp->fpdu_head);

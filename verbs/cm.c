@@ -564,8 +564,10 @@ int iw_destroy_id(struct iw_cm_id *id)
 {
 	if (!id)
 		return -EINVAL;
-	if (id->state == ID_LISTEN)
+	if (id->state == ID_LISTEN) {
+		stats_remove_listener(id);
 		listener_close(id);
+	}
 	id_free(id);
 	return 0;
 }
@@ -766,8 +768,10 @@ int iw_listen(struct iw_cm_id *id, const char *host, const char *port,
 	rc = tp_listen(&id->listener, id->ctx->base, (struct sockaddr *)&ss,
 		       len, backlog > SOMAXCONN ? backlog : SOMAXCONN,
 		       on_accept, id);
-	if (!rc)
+	if (!rc) {
 		id->state = ID_LISTEN;
+		stats_add_listener(id);
+	}
 	return rc;
 }
 

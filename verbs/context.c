@@ -44,6 +44,7 @@ struct iw_context *iw_open_0_2(const struct iw_context_attr *attr)
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->cqs_lock, NULL);
+	stats_ctx_init(ctx);
 	atomic_init(&ctx->debug, debug ? atoi(debug) : 0);
 	ctx_timeouts_init(ctx);
 	rc = ddp_stag_table_init(&ctx->stags, attr && attr->max_mr
@@ -59,6 +60,7 @@ struct iw_context *iw_open_0_2(const struct iw_context_attr *attr)
 	rc = progress_start(ctx, attr);
 	if (rc)
 		goto fail_trace;
+	stats_register(ctx);
 	return ctx;
 
 fail_trace:
@@ -69,6 +71,7 @@ fail_stags:
 fail:
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->cqs_lock);
+	stats_ctx_fini(ctx);
 	free(ctx);
 	errno = rc < 0 && rc > -4096 ? -rc : EINVAL;
 	return NULL;
@@ -104,12 +107,14 @@ int iw_close(struct iw_context *ctx)
 {
 	if (!ctx)
 		return -EINVAL;
+	stats_unregister(ctx);
 	progress_stop(ctx);
 	if (ctx->trace)
 		tp_trace_put(ctx->trace);
 	ddp_stag_table_destroy(&ctx->stags);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->cqs_lock);
+	stats_ctx_fini(ctx);
 	free(ctx);
 	return 0;
 }

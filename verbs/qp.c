@@ -207,6 +207,7 @@ struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 		return NULL;
 	}
 	pd_add_qp(pd, qp);
+	stats_add_qp(qp);
 	return qp;
 }
 /* struct iw_qp_init_attr grew in 0.2; verbs/abi.c has the 0.1 one */
@@ -225,6 +226,7 @@ int iw_destroy_qp(struct iw_qp *qp)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(l);
+	stats_remove_qp(qp);
 	pd_remove_qp(qp->pd, qp);
 	rdmap_qp_fini(&qp->engine);
 	qp_release_cqs(qp);
@@ -522,6 +524,8 @@ static void engine_complete(void *arg, const struct rdmap_cqe *c,
 
 		while (k < n && k < RDMAP_CQE_RUN && c[k].recv == recv) {
 			wc_from_cqe(&wc[k], qp, &c[k]);
+			if (c[k].status == RDMAP_WC_WR_FLUSH_ERR)
+				counter_add(&qp->flushed, 1);
 			k++;
 		}
 		if (!recv)

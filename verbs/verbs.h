@@ -10,6 +10,8 @@
  *   SRQ's CQ list (struct iw_srq.lock) > a CQ's lock > a CM channel's
  *   lock; the context's lock (pd ids, listeners' pending lists) is taken
  *   last, under any of them.
+ * The statistics take theirs above all of these: the process's list of
+ * contexts (stats_server.c) > a context's stats_lock > a connection's lock.
  * The STag table and an SRQ's receive ring lock themselves.
  */
 #ifndef IW_VERBS_H
@@ -20,9 +22,12 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "iwarp/cm.h"
+#include "iwarp/stats.h"
 #include "iwarp/verbs.h"
+#include "lib/counter.h"
 #include "lib/grace.h"
 #include "lib/transport.h"
 #include "mpa/mpa.h"
@@ -84,6 +89,20 @@ struct iw_context {
 	pthread_mutex_t cqs_lock; /* the CQ list; held by a helping thread */
 	struct iw_cq *cqs;
 	uint32_t help_calls;
+	/*
+	 * Statistics (stats.c): the context's QPs and listeners, and the
+	 * counters of the QPs destroyed; the process's contexts are linked
+	 * through reg_prev/reg_next for the iwarp-stat endpoint.
+	 */
+	pthread_mutex_t stats_lock;
+	struct iw_qp *stats_qps;
+	struct iw_cm_id *stats_listeners;
+	uint32_t n_qps, n_listeners;
+	uint64_t qps_created;
+	struct iw_context_stats retired;
+	uint32_t stats_id; /* the context's number in the process */
+	pid_t stats_pid;    /* the process that listed it (fork) */
+	struct iw_context *reg_prev, *reg_next;
 };
 
 /*
@@ -201,6 +220,10 @@ struct iw_qp {
 	struct iw_qp *pd_prev, *pd_next;
 	struct tp_timeouts timeouts; /* for a silent peer: timeouts.c */
 	struct rdmap_qp engine;
+	/* statistics (stats.c), after what the data path reads */
+	uint32_t qpn;
+	iw_counter flushed;
+	struct iw_qp *stats_prev, *stats_next; /* ctx->stats_lock */
 };
 
 /* Where a connection identifier stands. */
@@ -307,6 +330,10 @@ struct iw_cm_id {
 	/* the nodes of the events still to come, allocated up front */
 	struct cm_event_node *ev_nodes[CM_EVENTS_PER_ID];
 	unsigned int ev_left;
+	/* a listener: its address, and its place in ctx->stats_listeners */
+	struct sockaddr_storage listen_addr;
+	struct iw_cm_id *stats_prev, *stats_next;
+	bool stats_linked;
 };
 
 /* context.c */
@@ -363,6 +390,23 @@ void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 	      bool with_peer);
 void cm_stream_ended(struct iw_cm_id *id, int err);
 bool cm_unlink_pending(struct iw_cm_id *id);
+
+/* stats.c */
+void stats_ctx_init(struct iw_context *ctx);
+void stats_ctx_fini(struct iw_context *ctx);
+void stats_add_qp(struct iw_qp *qp);
+void stats_remove_qp(struct iw_qp *qp);
+void stats_add_listener(struct iw_cm_id *id);
+void stats_remove_listener(struct iw_cm_id *id);
+void stats_qp_fill(struct iw_qp *qp, struct iw_qp_stats *s);
+void stats_ctx_fill(struct iw_context *ctx, struct iw_context_stats *s);
+
+/* stats_report.c */
+void stats_report_ctx(FILE *f, struct iw_context *ctx);
+
+/* stats_server.c: the process's iwarp-stat endpoint */
+void stats_register(struct iw_context *ctx);
+void stats_unregister(struct iw_context *ctx);
 
 /* conn.c: the transport's owner for one connection */
 extern const struct tp_ops conn_tp_ops;

@@ -6,5 +6,6 @@
 #include <iwarp/error.h>
 #include <iwarp/verbs.h>
 #include <iwarp/cm.h>
+#include <iwarp/stats.h>
 
 #endif /* IWARP_IWARP_H */
