@@ -48,10 +48,9 @@ static int srq_attach(struct iw_srq *srq, struct iw_cq *cq)
 			goto out;
 		}
 		srq->cq_uses = u;
-		if (!cq_reserve(cq, srq->max_wr)) {
-			rc = -EINVAL;
+		rc = cq_reserve(cq, srq->max_wr);
+		if (rc)
 			goto out;
-		}
 		u = &srq->cq_uses[srq->n_cq_uses++];
 		*u = (struct srq_cq_use){ .cq = cq };
 	}
@@ -80,17 +79,21 @@ static void srq_detach(struct iw_srq *srq, struct iw_cq *cq)
 	pthread_mutex_unlock(&srq->lock);
 }
 
-/* Reserves the room in the CQs every queue of the QP may fill. */
+/*
+ * Reserves the room in the CQs every queue of the QP may fill; a CQ too
+ * small grows (cq_reserve()).
+ */
 static int qp_reserve_cqs(struct iw_qp *qp)
 {
 	int rc;
 
-	if (!cq_reserve(qp->send_cq, qp->cap.max_send_wr))
-		return -EINVAL;
+	rc = cq_reserve(qp->send_cq, qp->cap.max_send_wr);
+	if (rc)
+		return rc;
 	if (qp->srq)
 		rc = srq_attach(qp->srq, qp->recv_cq);
 	else
-		rc = cq_reserve(qp->recv_cq, qp->cap.max_recv_wr) ? 0 : -EINVAL;
+		rc = cq_reserve(qp->recv_cq, qp->cap.max_recv_wr);
 	if (rc)
 		cq_release(qp->send_cq, qp->cap.max_send_wr);
 	return rc;
@@ -112,8 +115,8 @@ static void qp_release_cqs(struct iw_qp *qp)
 
 /*
  * Creates a QP in the INIT state.  Returns NULL with errno EINVAL for bad
- * capabilities, an SRQ of another protection domain or a CQ too small to
- * hold every work request that may complete on it, ENOMEM otherwise.
+ * capabilities, an SRQ of another protection domain or a CQ that would
+ * have to hold more than CQ_MAX_CQE completions, ENOMEM otherwise.
  */
 struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd,
 			       struct iw_qp_init_attr *attr);
