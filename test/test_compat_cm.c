@@ -1134,6 +1134,57 @@ START_TEST(an_identifier_migrated_after_creation_connects)
 }
 END_TEST
 
+/*
+ * A QP asked for no inline data gets the device's room, written back by
+ * ibv_create_qp() and reported by ibv_query_qp(); an inline Send of 16
+ * octets on it (libfabric's probe) arrives.
+ */
+START_TEST(a_qp_asked_for_no_inline_data_sends_it_inline)
+{
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+				       .cap = { 4, 4, 1, 1, 0 } };
+	struct ibv_qp_init_attr got;
+	struct ibv_qp_attr a;
+	struct pair p;
+	struct ibv_wc wc;
+	struct ibv_send_wr w = { .wr_id = 3, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
+				 .num_sge = 1 }, *bad;
+	struct ibv_recv_wr rw = { .wr_id = 4, .num_sge = 1 }, *rbad;
+	struct ibv_sge s, r;
+	char msg[16] = "sixteen octets!";
+	struct ibv_qp *qp;
+
+	connect_pair(&p);
+	qa.send_cq = qa.recv_cq = p.c.cq;
+	qp = ibv_create_qp(p.c.pd, &qa);
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_uint_ge(qa.cap.max_inline_data, 64);
+	ck_assert_int_eq(ibv_query_qp(qp, &a, IBV_QP_CAP, &got), 0);
+	ck_assert_uint_eq(got.cap.max_inline_data, qa.cap.max_inline_data);
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	/* the connected QPs asked for 64: they take the same room */
+	ck_assert_int_eq(ibv_query_qp(p.c.id->qp, &a, IBV_QP_CAP, &got), 0);
+	ck_assert_uint_eq(got.cap.max_inline_data, qa.cap.max_inline_data);
+	r = (struct ibv_sge){ (uintptr_t)p.s.buf, 64, p.s.mr->lkey };
+	rw.sg_list = &r;
+	ck_assert_int_eq(ibv_post_recv(p.s.id->qp, &rw, &rbad), 0);
+	s = (struct ibv_sge){ (uintptr_t)msg, sizeof(msg), 0 };
+	w.sg_list = &s;
+	ck_assert_int_eq(ibv_post_send(p.c.id->qp, &w, &bad), 0);
+	poll_n(p.c.cq, &wc, 1);
+	wc_ok(&wc, 3, IBV_WC_SEND, sizeof(msg));
+	poll_n(p.s.cq, &wc, 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, sizeof(msg));
+	ck_assert_mem_eq(p.s.buf, msg, sizeof(msg));
+	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(&p);
+}
+END_TEST
+
 static Suite *compat_cm_suite(void)
 {
 	Suite *s = suite_create("compat_cm");
@@ -1167,6 +1218,7 @@ static Suite *compat_cm_suite(void)
 	tcase_add_test(tc, a_context_of_rdma_get_devices_outlives_rdma_free_devices);
 	tcase_add_test(tc, contexts_opened_and_closed_the_way_libfabric_does);
 	tcase_add_test(tc, an_identifier_migrated_after_creation_connects);
+	tcase_add_test(tc, a_qp_asked_for_no_inline_data_sends_it_inline);
 	suite_add_tcase(s, tc);
 	return s;
 }

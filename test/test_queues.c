@@ -267,6 +267,63 @@ START_TEST(cq_growing_under_traffic_loses_and_repeats_nothing)
 }
 END_TEST
 
+/* ---- inline data -------------------------------------------------- */
+
+/*
+ * A QP takes inline data up to the device's limit whatever it asked for
+ * (e2e's QPs ask for 64 octets), and says so in iw_query_qp(): libfabric
+ * posts inline Sends on QPs created with max_inline_data 0, as siw and
+ * rxe accept them.  One octet more is refused.
+ */
+START_TEST(inline_sends_up_to_the_device_limit_whatever_was_asked)
+{
+	struct iw_device_attr da;
+	struct iw_qp_attr qa;
+	struct iw_wc wc[2];
+	struct e2e_opts o;
+	struct iw_sge r, s;
+	struct e2e e;
+	uint8_t *src;
+
+	e2e_opts_default(&o);
+	o.depth = DEPTH;
+	e2e_connect(&e, &o);
+	ck_assert_int_eq(iw_query_device(e.c.ctx, &da, sizeof(da)), 0);
+	ck_assert_uint_gt(da.max_inline_data, 64);
+	ck_assert_int_eq(iw_query_qp(e.c.qp, &qa), 0);
+	ck_assert_uint_eq(qa.cap.max_inline_data, da.max_inline_data);
+	/* an unregistered buffer: only inline data may come from it */
+	src = malloc(da.max_inline_data + 1);
+	ck_assert_ptr_nonnull(src);
+	e2e_fill(src, da.max_inline_data + 1, 42);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, da.max_inline_data + 1,
+			     e.s.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(e.s.qp,
+		&(struct iw_recv_wr){ 1, NULL, &r, 1 }, NULL), 0);
+	s = (struct iw_sge){ (uintptr_t)src, da.max_inline_data + 1, 0 };
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.wr_id = 7, .sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND,
+		.send_flags = IW_SEND_INLINE | IW_SEND_SIGNALED }, NULL),
+		-IW_ELOCAL_LENGTH);
+	s.length = da.max_inline_data;
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.wr_id = 8, .sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND,
+		.send_flags = IW_SEND_INLINE | IW_SEND_SIGNALED }, NULL), 0);
+	/* the buffer may change at once: the data went with the request */
+	memset(src, 0, da.max_inline_data);
+	e2e_poll(e.c.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc[0].wr_id, 8);
+	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
+	e2e_poll(e.s.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
+	ck_assert_uint_eq(wc[0].byte_len, da.max_inline_data);
+	e2e_fill(src, da.max_inline_data, 42);
+	ck_assert_mem_eq(e.s.buf, src, da.max_inline_data);
+	free(src);
+	e2e_teardown(&e);
+}
+END_TEST
+
 /* ---- shared receive queues ------------------------------------------ */
 
 #define SRQ_WR 8
@@ -805,6 +862,7 @@ static Suite *queues_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, qp_to_error_flushes_every_outstanding_request_once);
 	tcase_add_test(tc, chain_refused_at_its_second_request_posts_only_the_first);
+	tcase_add_test(tc, inline_sends_up_to_the_device_limit_whatever_was_asked);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -159,6 +159,13 @@ struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 		qp->cap.max_send_sge = 1;
 	if (!qp->cap.max_recv_sge)
 		qp->cap.max_recv_sge = 1;
+	/*
+	 * Every QP takes inline data up to the device's limit, whatever was
+	 * asked, as siw does: libfabric and rdma-core's examples post inline
+	 * Sends on QPs created with max_inline_data 0.  Each send slot's room
+	 * is only touched when inline data is posted into it.
+	 */
+	qp->cap.max_inline_data = QP_MAX_INLINE;
 	qp->sig_all = attr->sq_sig_all;
 	rc = qp_reserve_cqs(qp);
 	if (rc) {
@@ -174,7 +181,7 @@ struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 							      qp->cap.max_recv_sge
 						      ? qp->cap.max_send_sge
 						      : qp->cap.max_recv_sge,
-				   .max_inline = cap->max_inline_data,
+				   .max_inline = qp->cap.max_inline_data,
 				   .pd = pd->id,
 				   .stags = &pd->ctx->stags,
 				   .srq = attr->srq ? &attr->srq->srq : NULL,
