@@ -1,0 +1,110 @@
+#!/bin/sh
+# Debian's libfabric (libfabric-bin) over libiwarp, under iwarp-run: its
+# verbs provider must find the device, for FI_EP_MSG and, through
+# ofi_rxm, for FI_EP_RDM, and fi_pingpong must move every size with its
+# data checked (-c) over both.  libfabric skips loopback interfaces, so
+# the two ends run in two network namespaces made here, joined by a veth
+# pair (FI_VERBS_IFACE names it), as real_link.sh does.  Without root or
+# without libfabric-bin the test says SKIP (77).
+set -eu
+
+. "$top_srcdir/test/testlib.sh"
+run="$abs_top_builddir/tools/run/iwarp-run"
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+[ "$(id -u)" -eq 0 ] || skip "not root: cannot make network namespaces"
+command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
+command -v fi_info >/dev/null 2>&1 && command -v fi_pingpong >/dev/null 2>&1 ||
+	skip "fi_info and fi_pingpong not found (Debian package libfabric-bin)"
+
+# names of our own: other tests may make namespaces at the same time
+ns_a=iwf$$a
+ns_b=iwf$$b
+if_a=vf$$a
+if_b=vf$$b
+net=$((($$ % 200) + 20)) # 198.18.N.0/24, the benchmarking range (RFC 2544)
+addr_a=198.18.$net.1
+addr_b=198.18.$net.2
+port=47592 # fi_pingpong's control port: the namespaces are ours alone
+server=
+cleanup() {
+	[ -n "$server" ] && kill "$server" 2>/dev/null
+	ip netns del "$ns_a" 2>/dev/null || true
+	ip netns del "$ns_b" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+ip netns add "$ns_a" 2>"$work/err" && ip netns add "$ns_b" 2>>"$work/err" &&
+	ip link add "$if_a" netns "$ns_a" type veth peer name "$if_b" \
+		netns "$ns_b" 2>>"$work/err" ||
+	skip "cannot make namespaces and a veth pair: $(cat "$work/err")"
+ip -n "$ns_a" link set lo up
+ip -n "$ns_b" link set lo up
+ip -n "$ns_a" link set "$if_a" up
+ip -n "$ns_b" link set "$if_b" up
+ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a"
+ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b"
+
+# $@ under iwarp-run in namespace A (B), libfabric told its interface
+in_a() { ip netns exec "$ns_a" env FI_VERBS_IFACE="$if_a" timeout 120 "$run" "$@"; }
+in_b() { ip netns exec "$ns_b" env FI_VERBS_IFACE="$if_b" timeout 120 "$run" "$@"; }
+
+# fi_info's record for provider $1 and endpoint type $2 names iwarp0
+info_lists() {
+	in_a fi_info -p "$1" -t "$2" >"$work/info" 2>&1 ||
+		fail "fi_info -p '$1' -t $2: $(head -n 5 "$work/info")"
+	awk -v p="$1" -v t="$2" '
+	$1 == "provider:" { prov = $2 }
+	$1 == "fabric:" { fab = $2 }
+	$1 == "domain:" { dom = $2 }
+	$1 == "type:" && prov == p && fab == "Ethernet-iWARP" &&
+		dom == "iwarp0" && $2 == t { found = 1 }
+	END { exit !found }' "$work/info" ||
+		fail "fi_info -p '$1' -t $2 does not list iwarp0: $(head -n 12 "$work/info")"
+}
+
+info_lists verbs FI_EP_MSG
+info_lists 'verbs;ofi_rxm' FI_EP_RDM
+
+# Until the control port listens in namespace A (state 0A); fails after 10 s.
+wait_listen() {
+	_hex=$(printf '%04X' "$port")
+	_n=0
+	until ip netns exec "$ns_a" grep -Eqh \
+		"^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:[0-9A-F]+ 0A " \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+		_n=$((_n + 1))
+		[ "$_n" -lt 100 ] || fail "fi_pingpong's server does not listen"
+		sleep 0.1
+	done
+}
+
+# fi_pingpong with provider $1 and endpoint type $2, server in A, client
+# in B, every size from 0 octets up, data checked; both must exit 0 and
+# the client report every size.
+pingpong() {
+	in_a fi_pingpong -p "$1" -e "$2" -S all -c -B "$port" \
+		>"$work/server" 2>&1 &
+	server=$!
+	wait_listen
+	in_b fi_pingpong -p "$1" -e "$2" -S all -c -P "$port" "$addr_a" \
+		>"$work/client" 2>&1 ||
+		fail "fi_pingpong -p '$1' -e $2 client: $(tail -n 5 "$work/client") / server: $(tail -n 5 "$work/server")"
+	wait "$server" ||
+		fail "fi_pingpong -p '$1' -e $2 server: $(tail -n 5 "$work/server")"
+	server=
+	# a row for each size, 0 octets to 1 MiB and beyond, 10 of 10 acked
+	for size in 0 1 64 4k 64k 1m 4m; do
+		grep -Eq "^$size +10 +=10 " "$work/client" ||
+			fail "fi_pingpong -p '$1' -e $2: no row for $size: $(cat "$work/client")"
+	done
+	echo "fi_pingpong -p '$1' -e $2 -S all -c: $(grep -Ec '^[0-9.]+[kmg]? +10 +=10 ' "$work/client") sizes"
+}
+
+pingpong verbs msg
+pingpong 'verbs;ofi_rxm' rdm
