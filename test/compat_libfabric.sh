@@ -16,39 +16,17 @@ skip() {
 	exit 77
 }
 
-[ "$(id -u)" -eq 0 ] || skip "not root: cannot make network namespaces"
-command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
 command -v fi_info >/dev/null 2>&1 && command -v fi_pingpong >/dev/null 2>&1 ||
 	skip "fi_info and fi_pingpong not found (Debian package libfabric-bin)"
-
-# names of our own: other tests may make namespaces at the same time
-ns_a=iwf$$a
-ns_b=iwf$$b
-if_a=vf$$a
-if_b=vf$$b
-net=$((($$ % 200) + 20)) # 198.18.N.0/24, the benchmarking range (RFC 2544)
-addr_a=198.18.$net.1
-addr_b=198.18.$net.2
+ns_pair iwf
 port=47592 # fi_pingpong's control port: the namespaces are ours alone
 server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null
-	ip netns del "$ns_a" 2>/dev/null || true
-	ip netns del "$ns_b" 2>/dev/null || true
+	ns_del
 	rm -rf "$work"
 }
 trap cleanup EXIT
-
-ip netns add "$ns_a" 2>"$work/err" && ip netns add "$ns_b" 2>>"$work/err" &&
-	ip link add "$if_a" netns "$ns_a" type veth peer name "$if_b" \
-		netns "$ns_b" 2>>"$work/err" ||
-	skip "cannot make namespaces and a veth pair: $(cat "$work/err")"
-ip -n "$ns_a" link set lo up
-ip -n "$ns_b" link set lo up
-ip -n "$ns_a" link set "$if_a" up
-ip -n "$ns_b" link set "$if_b" up
-ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a"
-ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b"
 
 # $@ under iwarp-run in namespace A (B), libfabric told its interface
 in_a() { ip netns exec "$ns_a" env FI_VERBS_IFACE="$if_a" timeout 120 "$run" "$@"; }
