@@ -87,20 +87,34 @@ int msg_server(const char *addr, const char *port)
 	/* "written": the client has read the window and written it anew */
 	wait_op(&e, &rx[cur]);
 	check(window, MAX_LEN, 2000, "the window the client wrote");
-	/* the client shuts down: the EQ says so */
-	expect_event(e.eq, FI_SHUTDOWN, &ev.cm, sizeof(ev));
+	/* the window goes, and the client is told: its next Read of it must
+	 * fail (RFC 5040: a Terminate ends the stream) */
+	ok(fi_close(&wmr->fid), "fi_close(window)");
+	{
+		struct op s = { .what = "closed" };
+
+		POST(&e, "fi_send", fi_send(e.ep, bufs, 0, fi_mr_desc(mr), 0, &s));
+		wait_op(&e, &s);
+	}
+	/* the connection ends: the EQ says so, as a shutdown or an error */
+	{
+		int err;
+		uint32_t got = eq_event(e.eq, &ev.cm, sizeof(ev), &err);
+
+		if (!err && got != FI_SHUTDOWN)
+			die("after the Read of a closed region: event %u", got);
+	}
 	/* what was posted and not consumed completes with an error or not
 	 * at all; nothing completes twice */
 	while (reap(&e, 0, true))
 		;
 	ok(fi_close(&mr->fid), "fi_close(mr)");
-	ok(fi_close(&wmr->fid), "fi_close(window)");
 	ok(fi_close(&pep->fid), "fi_close(pep)");
 	close_all(&e);
 	fi_freeinfo(hints);
 	free(bufs);
 	free(window);
-	printf("msg-server: %zu sizes echoed, window checked, shutdown seen\n",
+	printf("msg-server: %zu sizes echoed, window checked and closed, the end seen\n",
 	       N_SIZES);
 	return 0;
 }
@@ -178,10 +192,28 @@ int msg_client(const char *addr, const char *port)
 				      key.addr, key.key, &s));
 	wait_op(&e, &s);
 	/* a Send behind the Write: the Write has been placed when it lands */
+	r = (struct op){ .what = "closed receive" };
+	POST(&e, "fi_recv", fi_recv(e.ep, rbuf, MAX_LEN, fi_mr_desc(rmr), 0, &r));
 	s = (struct op){ .what = "written" };
 	POST(&e, "fi_send", fi_send(e.ep, sbuf, 0, fi_mr_desc(smr), 0, &s));
 	wait_op(&e, &s);
-	ok(fi_shutdown(e.ep, 0), "fi_shutdown");
+	/* the server has closed its window: a Read of it fails, once */
+	wait_op(&e, &r);
+	s = (struct op){ .what = "fi_read of a closed region" };
+	POST(&e, "fi_read", fi_read(e.ep, rbuf, 4096, fi_mr_desc(rmr), 0,
+				    key.addr, key.key, &s));
+	{
+		long long end = now_ms() + WAIT_MS;
+
+		while (!s.done && now_ms() < end)
+			reap(&e, 100, true);
+	}
+	if (!s.done || !s.err)
+		die("a Read of a closed region: %s", s.done ? "succeeded"
+							  : "never completed");
+	printf("msg-client: a Read of a closed region: %s\n",
+	       fi_strerror(s.err));
+	fi_shutdown(e.ep, 0); /* the connection may be gone already */
 	while (reap(&e, 0, true))
 		;
 	ok(fi_close(&smr->fid), "fi_close(mr)");
@@ -191,7 +223,7 @@ int msg_client(const char *addr, const char *port)
 	fi_freeinfo(hints);
 	free(sbuf);
 	free(rbuf);
-	printf("msg-client: refused, then %zu sizes echoed, RMA read and write\n",
+	printf("msg-client: refused, then %zu sizes echoed, RMA Read and Write\n",
 	       N_SIZES);
 	return 0;
 }

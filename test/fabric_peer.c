@@ -7,7 +7,8 @@
  *   fabric_peer msg-server ADDR PORT     MSG endpoints through the verbs
  *   fabric_peer msg-client ADDR PORT     provider: a rejected connection,
  *       an accepted one, Sends of 0 octets to 4 MiB echoed back, RDMA
- *       Write and Read, and a shutdown the server sees on its event queue.
+ *       Write and Read, a Read of the server's window once it has closed
+ *       it (which must fail), the end the server sees on its event queue.
  *   fabric_peer rdm SELF ADDR:PORT...    RDM endpoints through ofi_rxm,
  *       every peer sending to every other at the same moment (so that
  *       connections are made on demand, from both ends at once): tagged
