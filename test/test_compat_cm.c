@@ -1135,6 +1135,44 @@ START_TEST(an_identifier_migrated_after_creation_connects)
 END_TEST
 
 /*
+ * ibv_resize_cq() grows a CQ and says how much it holds in cqe; a smaller
+ * size is accepted and shrinks nothing.  A QP far larger than the CQ is
+ * accepted too: the CQ grows for it.
+ */
+START_TEST(ibv_resize_cq_grows_a_cq)
+{
+	struct ibv_context **devs = rdma_get_devices(NULL);
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+				       .cap = { 2000, 2000, 1, 1, 0 } };
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int cqe;
+
+	ck_assert_ptr_nonnull(devs);
+	pd = ibv_alloc_pd(devs[0]);
+	cq = ibv_create_cq(devs[0], 8, NULL, NULL, 0);
+	ck_assert_ptr_nonnull(cq);
+	cqe = cq->cqe;
+	ck_assert_int_ge(cqe, 8);
+	ck_assert_int_eq(ibv_resize_cq(cq, 100000), 0);
+	ck_assert_int_ge(cq->cqe, 100000);
+	cqe = cq->cqe;
+	ck_assert_int_eq(ibv_resize_cq(cq, 4), 0);
+	ck_assert_int_ge(cq->cqe, cqe);
+	ck_assert_int_eq(ibv_resize_cq(cq, 0), EINVAL);
+	ck_assert_int_eq(ibv_resize_cq(cq, 1 << 30), EINVAL);
+	qa.send_cq = qa.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qa);
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	ck_assert_int_eq(ibv_destroy_cq(cq), 0);
+	ck_assert_int_eq(ibv_dealloc_pd(pd), 0);
+	rdma_free_devices(devs);
+}
+END_TEST
+
+/*
  * A QP asked for no inline data gets the device's room, written back by
  * ibv_create_qp() and reported by ibv_query_qp(); an inline Send of 16
  * octets on it (libfabric's probe) arrives.
@@ -1194,6 +1232,7 @@ static Suite *compat_cm_suite(void)
 	tcase_add_test(tc, every_opcode_and_flag_moves_verified_data);
 	tcase_add_test(tc, qp_ex_builders_and_cq_ex_polling);
 	tcase_add_test(tc, cq_ex_reads_what_ibv_poll_cq_would);
+	tcase_add_test(tc, ibv_resize_cq_grows_a_cq);
 	tcase_add_test(tc, rfc7306_atomics_and_immediate_data_with_iwarp_rfc7306);
 	tcase_add_test(tc, without_iwarp_rfc7306_atomics_are_refused);
 	suite_add_tcase(s, tc);
