@@ -4,7 +4,9 @@
 # ofi_rxm, for FI_EP_RDM, and fi_pingpong must move every size with its
 # data checked (-c) over both.  libfabric skips loopback interfaces, so
 # the two ends run in two network namespaces made here, joined by a veth
-# pair (FI_VERBS_IFACE names it), as real_link.sh does.  Without root or
+# pair (FI_VERBS_IFACE names it), as real_link.sh does.  RDM runs once
+# more with tagged messages and ofi_rxm's shared receive queue
+# (FI_OFI_RXM_USE_SRX=1), as MPI libraries may set it.  Without root or
 # without libfabric-bin the test says SKIP (77).
 set -eu
 
@@ -62,27 +64,33 @@ wait_listen() {
 	done
 }
 
-# fi_pingpong with provider $1 and endpoint type $2, server in A, client
-# in B, every size from 0 octets up, data checked; both must exit 0 and
-# the client report every size.
+# fi_pingpong with provider $1 and endpoint type $2 (more options after
+# them), server in A, client in B, every size from 0 octets up, data
+# checked; both must exit 0 and the client report every size.
 pingpong() {
-	in_a fi_pingpong -p "$1" -e "$2" -S all -c -B "$port" \
+	_p=$1 _e=$2
+	shift 2
+	in_a fi_pingpong -p "$_p" -e "$_e" "$@" -S all -c -B "$port" \
 		>"$work/server" 2>&1 &
 	server=$!
 	wait_listen
-	in_b fi_pingpong -p "$1" -e "$2" -S all -c -P "$port" "$addr_a" \
+	in_b fi_pingpong -p "$_p" -e "$_e" "$@" -S all -c -P "$port" "$addr_a" \
 		>"$work/client" 2>&1 ||
-		fail "fi_pingpong -p '$1' -e $2 client: $(tail -n 5 "$work/client") / server: $(tail -n 5 "$work/server")"
+		fail "fi_pingpong -p '$_p' -e $_e $*: client: $(tail -n 5 "$work/client") / server: $(tail -n 5 "$work/server")"
 	wait "$server" ||
-		fail "fi_pingpong -p '$1' -e $2 server: $(tail -n 5 "$work/server")"
+		fail "fi_pingpong -p '$_p' -e $_e $*: server: $(tail -n 5 "$work/server")"
 	server=
 	# a row for each size, 0 octets to 1 MiB and beyond, 10 of 10 acked
 	for size in 0 1 64 4k 64k 1m 4m; do
 		grep -Eq "^$size +10 +=10 " "$work/client" ||
-			fail "fi_pingpong -p '$1' -e $2: no row for $size: $(cat "$work/client")"
+			fail "fi_pingpong -p '$_p' -e $_e $*: no row for $size: $(cat "$work/client")"
 	done
-	echo "fi_pingpong -p '$1' -e $2 -S all -c: $(grep -Ec '^[0-9.]+[kmg]? +10 +=10 ' "$work/client") sizes"
+	echo "fi_pingpong -p '$_p' -e $_e $* -S all -c: $(grep -Ec '^[0-9.]+[kmg]? +10 +=10 ' "$work/client") sizes"
 }
 
 pingpong verbs msg
 pingpong 'verbs;ofi_rxm' rdm
+# tagged messages, and ofi_rxm's receives from one shared receive queue
+FI_OFI_RXM_USE_SRX=1
+export FI_OFI_RXM_USE_SRX
+pingpong 'verbs;ofi_rxm' rdm -m tagged
