@@ -13,8 +13,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <netdb.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,12 +227,6 @@ static int local_event(struct cma_id *c, enum rdma_cm_event_type type,
 
 /* ---- addresses ---------------------------------------------------------- */
 
-/*
- * Binds to @addr at once, with a TCP socket that holds the port until
- * the identifier listens (which binds it again: SO_REUSEADDR, as
- * perftest's rebinding of its port needs) or connects.  Port 0 gets a
- * free port, which rdma_get_src_port() tells right away.
- */
 /* 127.0.0.0/8, ::1 or an IPv4-mapped loopback address. */
 static bool is_loopback(const struct sockaddr *a)
 {
@@ -249,11 +243,14 @@ static bool is_loopback(const struct sockaddr *a)
 }
 
 /*
- * Binds to a local address.  An identifier bound to a loopback address
- * gets no device (id->verbs stays NULL), as with a kernel device, which
- * sits on no loopback interface: libfabric's verbs provider takes a
- * device there as saying the loopback address is the device's, and would
- * hand its peers 127.0.0.1 to connect to.
+ * Binds to @addr at once, with a TCP socket that holds the port until
+ * the identifier listens (which binds it again: SO_REUSEADDR, as
+ * perftest's rebinding of its port needs) or connects.  Port 0 gets a
+ * free port, which rdma_get_src_port() tells right away.  An identifier
+ * bound to a loopback address gets no device (id->verbs stays NULL), as
+ * with a kernel device, which sits on no loopback interface: libfabric's
+ * verbs provider takes a device there as saying the loopback address is
+ * the device's, and would hand its peers 127.0.0.1 to connect to.
  */
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
