@@ -1056,6 +1056,238 @@ START_TEST(what_iwarp_cannot_do_fails_cleanly)
 }
 END_TEST
 
+/* ---- device contexts opened and closed in any order ------------------- */
+
+/* A region registered and a QP made on @ctx, then all of it destroyed. */
+static void use_context(struct ibv_context *ctx, uint32_t depth)
+{
+	static uint8_t buf[4096];
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+				       .cap = { depth, depth, 1, 1, 0 } };
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+
+	ck_assert_ptr_nonnull(pd);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf),
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ck_assert_msg(mr, "ibv_reg_mr: %s", strerror(errno));
+	/* libfabric's probe: a QP far larger than its CQ of one entry */
+	cq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	ck_assert_ptr_nonnull(cq);
+	qa.send_cq = qa.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qa);
+	ck_assert_msg(qp, "ibv_create_qp: %s", strerror(errno));
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	ck_assert_int_eq(ibv_destroy_cq(cq), 0);
+	ck_assert_int_eq(ibv_dereg_mr(mr), 0);
+	ck_assert_int_eq(ibv_dealloc_pd(pd), 0);
+}
+
+/*
+ * libfabric's verbs domain keeps the context rdma_get_devices() gave it
+ * and frees the list at once: as with rdma-core, the context stays open.
+ */
+START_TEST(a_context_of_rdma_get_devices_outlives_rdma_free_devices)
+{
+	struct ibv_context **devs = rdma_get_devices(NULL);
+	struct ibv_context *ctx;
+
+	ck_assert_ptr_nonnull(devs);
+	ctx = devs[0];
+	ck_assert_ptr_nonnull(ctx);
+	rdma_free_devices(devs);
+	use_context(ctx, 384);
+	/* the next list hands out the same context */
+	devs = rdma_get_devices(NULL);
+	ck_assert_ptr_eq(devs[0], ctx);
+	rdma_free_devices(devs);
+	use_context(ctx, 16);
+}
+END_TEST
+
+/*
+ * fi_getinfo()'s order and then a domain's: ibv_open_device() and
+ * ibv_close_device() around a query, the device list of librdmacm with a
+ * probe QP made and destroyed on it, a context the application opens
+ * meanwhile and closes while librdmacm's lives on, and identifiers made
+ * with no channel that are moved to one later.
+ */
+START_TEST(contexts_opened_and_closed_the_way_libfabric_does)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *a, *b, *rc, **devs;
+	struct rdma_event_channel *ch;
+	struct ibv_device_attr da;
+	struct rdma_cm_id *id;
+	struct sockaddr_in lo = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	ck_assert_ptr_nonnull(list);
+	a = ibv_open_device(list[0]);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(ibv_query_device(a, &da), 0);
+	ck_assert_int_eq(ibv_close_device(a), 0);
+	devs = rdma_get_devices(NULL);
+	ck_assert_ptr_nonnull(devs);
+	use_context(devs[0], 384);
+	rc = devs[0];
+	rdma_free_devices(devs);
+	b = ibv_open_device(list[0]);
+	ck_assert_ptr_nonnull(b);
+	ibv_free_device_list(list);
+	use_context(b, 8);
+	use_context(rc, 8);
+	ck_assert_int_eq(ibv_close_device(b), 0);
+	use_context(rc, 8);
+	/* an identifier with no channel, bound to loopback: no device */
+	ck_assert_int_eq(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	ck_assert_ptr_null(id->verbs);
+	ck_assert_int_eq(rdma_bind_addr(id, (struct sockaddr *)&lo), 0);
+	ck_assert_ptr_null(id->verbs);
+	ch = rdma_create_event_channel();
+	ck_assert_ptr_nonnull(ch);
+	ck_assert_int_eq(rdma_migrate_id(id, ch), 0);
+	ck_assert_ptr_eq(id->channel, ch);
+	ck_assert_int_eq(rdma_listen(id, 4), 0);
+	ck_assert_int_eq(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(ch);
+	use_context(rc, 8);
+}
+END_TEST
+
+/*
+ * An identifier made with no channel and moved to one before it connects
+ * (libfabric binds an endpoint to its event queue that way): its events
+ * come on the channel it was moved to.
+ */
+START_TEST(an_identifier_migrated_after_creation_connects)
+{
+	struct pair p;
+	struct sockaddr_in d = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id;
+
+	memset(&p, 0, sizeof(p));
+	listen_on(&p);
+	d.sin_port = htons(p.port);
+	ck_assert_int_eq(rdma_create_id(NULL, &id, &p, RDMA_PS_TCP), 0);
+	p.c.ch = rdma_create_event_channel();
+	ck_assert_ptr_nonnull(p.c.ch);
+	ck_assert_int_eq(rdma_migrate_id(id, p.c.ch), 0);
+	ck_assert_int_eq(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d,
+					   2000), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	ck_assert_int_eq(rdma_resolve_route(id, 2000), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	side_qp(&p.c, id);
+	ck_assert_int_eq(rdma_connect(id, NULL), 0);
+	e = next_event(p.s.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ck_assert_ptr_nonnull(e->id->verbs);
+	side_qp(&p.s, e->id);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	ck_assert_int_eq(rdma_accept(p.s.id, NULL), 0);
+	expect(p.s.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	expect(p.c.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(&p);
+}
+END_TEST
+
+/*
+ * ibv_resize_cq() grows a CQ and says how much it holds in cqe; a smaller
+ * size is accepted and shrinks nothing.  A QP far larger than the CQ is
+ * accepted too: the CQ grows for it.
+ */
+START_TEST(ibv_resize_cq_grows_a_cq)
+{
+	struct ibv_context **devs = rdma_get_devices(NULL);
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+				       .cap = { 2000, 2000, 1, 1, 0 } };
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int cqe;
+
+	ck_assert_ptr_nonnull(devs);
+	pd = ibv_alloc_pd(devs[0]);
+	cq = ibv_create_cq(devs[0], 8, NULL, NULL, 0);
+	ck_assert_ptr_nonnull(cq);
+	cqe = cq->cqe;
+	ck_assert_int_ge(cqe, 8);
+	ck_assert_int_eq(ibv_resize_cq(cq, 100000), 0);
+	ck_assert_int_ge(cq->cqe, 100000);
+	cqe = cq->cqe;
+	ck_assert_int_eq(ibv_resize_cq(cq, 4), 0);
+	ck_assert_int_ge(cq->cqe, cqe);
+	ck_assert_int_eq(ibv_resize_cq(cq, 0), EINVAL);
+	ck_assert_int_eq(ibv_resize_cq(cq, 1 << 30), EINVAL);
+	qa.send_cq = qa.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qa);
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	ck_assert_int_eq(ibv_destroy_cq(cq), 0);
+	ck_assert_int_eq(ibv_dealloc_pd(pd), 0);
+	rdma_free_devices(devs);
+}
+END_TEST
+
+/*
+ * A QP asked for no inline data gets the device's room, written back by
+ * ibv_create_qp() and reported by ibv_query_qp(); an inline Send of 16
+ * octets on it (libfabric's probe) arrives.
+ */
+START_TEST(a_qp_asked_for_no_inline_data_sends_it_inline)
+{
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+				       .cap = { 4, 4, 1, 1, 0 } };
+	struct ibv_qp_init_attr got;
+	struct ibv_qp_attr a;
+	struct pair p;
+	struct ibv_wc wc;
+	struct ibv_send_wr w = { .wr_id = 3, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
+				 .num_sge = 1 }, *bad;
+	struct ibv_recv_wr rw = { .wr_id = 4, .num_sge = 1 }, *rbad;
+	struct ibv_sge s, r;
+	char msg[16] = "sixteen octets!";
+	struct ibv_qp *qp;
+
+	connect_pair(&p);
+	qa.send_cq = qa.recv_cq = p.c.cq;
+	qp = ibv_create_qp(p.c.pd, &qa);
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_uint_ge(qa.cap.max_inline_data, 64);
+	ck_assert_int_eq(ibv_query_qp(qp, &a, IBV_QP_CAP, &got), 0);
+	ck_assert_uint_eq(got.cap.max_inline_data, qa.cap.max_inline_data);
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	/* the connected QPs asked for 64: they take the same room */
+	ck_assert_int_eq(ibv_query_qp(p.c.id->qp, &a, IBV_QP_CAP, &got), 0);
+	ck_assert_uint_eq(got.cap.max_inline_data, qa.cap.max_inline_data);
+	r = (struct ibv_sge){ (uintptr_t)p.s.buf, 64, p.s.mr->lkey };
+	rw.sg_list = &r;
+	ck_assert_int_eq(ibv_post_recv(p.s.id->qp, &rw, &rbad), 0);
+	s = (struct ibv_sge){ (uintptr_t)msg, sizeof(msg), 0 };
+	w.sg_list = &s;
+	ck_assert_int_eq(ibv_post_send(p.c.id->qp, &w, &bad), 0);
+	poll_n(p.c.cq, &wc, 1);
+	wc_ok(&wc, 3, IBV_WC_SEND, sizeof(msg));
+	poll_n(p.s.cq, &wc, 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, sizeof(msg));
+	ck_assert_mem_eq(p.s.buf, msg, sizeof(msg));
+	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
+	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(&p);
+}
+END_TEST
+
 static Suite *compat_cm_suite(void)
 {
 	Suite *s = suite_create("compat_cm");
@@ -1065,6 +1297,7 @@ static Suite *compat_cm_suite(void)
 	tcase_add_test(tc, every_opcode_and_flag_moves_verified_data);
 	tcase_add_test(tc, qp_ex_builders_and_cq_ex_polling);
 	tcase_add_test(tc, cq_ex_reads_what_ibv_poll_cq_would);
+	tcase_add_test(tc, ibv_resize_cq_grows_a_cq);
 	tcase_add_test(tc, rfc7306_atomics_and_immediate_data_with_iwarp_rfc7306);
 	tcase_add_test(tc, without_iwarp_rfc7306_atomics_are_refused);
 	suite_add_tcase(s, tc);
@@ -1084,6 +1317,13 @@ static Suite *compat_cm_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, synchronous_endpoints_connect_and_move_data);
 	tcase_add_test(tc, what_iwarp_cannot_do_fails_cleanly);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("contexts");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_context_of_rdma_get_devices_outlives_rdma_free_devices);
+	tcase_add_test(tc, contexts_opened_and_closed_the_way_libfabric_does);
+	tcase_add_test(tc, an_identifier_migrated_after_creation_connects);
+	tcase_add_test(tc, a_qp_asked_for_no_inline_data_sends_it_inline);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,6 +9,8 @@
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +115,211 @@ START_TEST(receive_slot_frees_when_its_completion_is_polled)
 	e2e_poll(e.s.cq, wc, DEPTH - 1, E2E_WAIT_MS);
 	e2e_poll(e.c.cq, wc, 1, E2E_WAIT_MS); /* the signaled Write */
 	ck_assert_uint_eq(wc[0].wr_id, 99);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* ---- a CQ that grows for its QPs -------------------------------------- */
+
+/* A QP of @depth send and receive requests on @cq, or NULL (errno). */
+static struct iw_qp *big_qp(struct iw_pd *pd, struct iw_cq *cq, uint32_t depth)
+{
+	struct iw_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = depth, .max_recv_wr = depth,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return iw_create_qp(pd, &a);
+}
+
+/*
+ * libfabric's verbs provider probes a device with a QP of 384 send and
+ * 384 receive requests on a CQ of one entry.  The CQ grows instead of
+ * refusing; completions already in it stay first, in order, each polled
+ * once, and later ones land in the bigger ring behind them.
+ */
+START_TEST(cq_grows_for_a_qp_larger_than_it_and_keeps_every_completion)
+{
+	struct iw_wc wc[2 * DEPTH];
+	struct iw_qp *probe;
+	struct iw_cq *one;
+	struct e2e_opts o;
+	struct e2e e;
+
+	e2e_opts_default(&o);
+	o.depth = DEPTH;
+	e2e_connect(&e, &o);
+	/* the probe as libfabric makes it */
+	one = iw_create_cq(e.c.ctx, 1, NULL);
+	ck_assert_ptr_nonnull(one);
+	probe = big_qp(e.c.pd, one, 384);
+	ck_assert_msg(probe, "a QP larger than its CQ: errno %d", errno);
+	ck_assert_int_ge(iw_resize_cq(one, 1), 2 * 384);
+	ck_assert_int_eq(iw_destroy_cq(one), -EBUSY);
+	ck_assert_int_eq(iw_destroy_qp(probe), 0);
+	ck_assert_int_eq(iw_destroy_cq(one), 0);
+
+	/* a full ring (the CQ holds 2 * DEPTH) grows under unpolled ones */
+	memset(e.s.buf, 0, 64);
+	for (uint64_t i = 0; i < DEPTH; i++) {
+		e.c.buf[i] = (uint8_t)(0xa0 + i);
+		post_write(&e, i, i);
+	}
+	wait_for_byte(e.s.buf + DEPTH - 1, 0xa0 + DEPTH - 1);
+	probe = big_qp(e.c.pd, e.c.cq, 1000);
+	ck_assert_ptr_nonnull(probe);
+	ck_assert_int_ge(iw_resize_cq(e.c.cq, 2 * DEPTH), 2 * DEPTH + 2000);
+	/* room on the QP: one polled from the old ring, more into the new */
+	e2e_poll(e.c.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc[0].wr_id, 0);
+	e.c.buf[DEPTH] = 0xa0 + DEPTH;
+	post_write(&e, DEPTH, DEPTH);
+	wait_for_byte(e.s.buf + DEPTH, 0xa0 + DEPTH);
+	e2e_poll(e.c.cq, wc, DEPTH, E2E_WAIT_MS);
+	for (int i = 0; i < DEPTH; i++) {
+		ck_assert_uint_eq(wc[i].wr_id, (uint64_t)i + 1);
+		ck_assert_int_eq(wc[i].status, IW_WC_SUCCESS);
+	}
+	ck_assert_int_eq(iw_poll_cq(e.c.cq, 2 * DEPTH, wc), 0);
+	ck_assert_int_eq(iw_destroy_qp(probe), 0);
+	/* the resize's bounds */
+	ck_assert_int_eq(iw_resize_cq(e.c.cq, 0), -EINVAL);
+	ck_assert_int_eq(iw_resize_cq(e.c.cq, (1 << 22) + 1), -EINVAL);
+	ck_assert_int_eq(iw_resize_cq(NULL, 8), -EINVAL);
+	e2e_teardown(&e);
+}
+END_TEST
+
+#define GROW_WRITES 3000
+#define GROW_QPS 8
+
+struct grower {
+	struct iw_pd *pd;
+	struct iw_cq *cq;
+	atomic_bool stop;
+	int grown;
+};
+
+/* QPs ever larger on the CQ while traffic completes on it. */
+static void *grow_cq(void *arg)
+{
+	struct grower *g = arg;
+	struct iw_qp *qp[GROW_QPS];
+	int n = 0;
+
+	while (n < GROW_QPS && !atomic_load(&g->stop)) {
+		qp[n] = big_qp(g->pd, g->cq, 64u << n);
+		if (!qp[n])
+			break;
+		n++;
+		usleep(2000);
+	}
+	g->grown = n;
+	while (n)
+		iw_destroy_qp(qp[--n]);
+	return NULL;
+}
+
+/*
+ * Signaled Writes stream through a CQ that another thread makes grow
+ * several times meanwhile: every completion comes once, in order.
+ */
+START_TEST(cq_growing_under_traffic_loses_and_repeats_nothing)
+{
+	struct grower g = { 0 };
+	uint64_t next = 0, posted = 0;
+	struct e2e_opts o;
+	struct e2e e;
+	pthread_t t;
+
+	e2e_opts_default(&o);
+	o.depth = 16;
+	e2e_connect(&e, &o);
+	g.pd = e.c.pd;
+	g.cq = e.c.cq;
+	atomic_init(&g.stop, false);
+	ck_assert_int_eq(pthread_create(&t, NULL, grow_cq, &g), 0);
+	for (int spins = 0; next < GROW_WRITES && spins < 50000000; spins++) {
+		struct iw_wc wc[16];
+		int n;
+
+		for (; posted < GROW_WRITES && posted - next < 16; posted++)
+			post_write(&e, posted, posted % 64);
+		n = iw_poll_cq(e.c.cq, 16, wc);
+		ck_assert_int_ge(n, 0);
+		for (int i = 0; i < n; i++) {
+			ck_assert_int_eq(wc[i].status, IW_WC_SUCCESS);
+			ck_assert_uint_eq(wc[i].wr_id, next);
+			next++;
+		}
+	}
+	atomic_store(&g.stop, true);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(next, GROW_WRITES);
+	ck_assert_int_ge(g.grown, 4);
+	{
+		struct iw_wc wc[1];
+
+		ck_assert_int_eq(iw_poll_cq(e.c.cq, 1, wc), 0);
+	}
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* ---- inline data -------------------------------------------------- */
+
+/*
+ * A QP takes inline data up to the device's limit whatever it asked for
+ * (e2e's QPs ask for 64 octets), and says so in iw_query_qp(): libfabric
+ * posts inline Sends on QPs created with max_inline_data 0, as siw and
+ * rxe accept them.  One octet more is refused.
+ */
+START_TEST(inline_sends_up_to_the_device_limit_whatever_was_asked)
+{
+	struct iw_device_attr da;
+	struct iw_qp_attr qa;
+	struct iw_wc wc[2];
+	struct e2e_opts o;
+	struct iw_sge r, s;
+	struct e2e e;
+	uint8_t *src;
+
+	e2e_opts_default(&o);
+	o.depth = DEPTH;
+	e2e_connect(&e, &o);
+	ck_assert_int_eq(iw_query_device(e.c.ctx, &da, sizeof(da)), 0);
+	ck_assert_uint_gt(da.max_inline_data, 64);
+	ck_assert_int_eq(iw_query_qp(e.c.qp, &qa), 0);
+	ck_assert_uint_eq(qa.cap.max_inline_data, da.max_inline_data);
+	/* an unregistered buffer: only inline data may come from it */
+	src = malloc(da.max_inline_data + 1);
+	ck_assert_ptr_nonnull(src);
+	e2e_fill(src, da.max_inline_data + 1, 42);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, da.max_inline_data + 1,
+			     e.s.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(e.s.qp,
+		&(struct iw_recv_wr){ 1, NULL, &r, 1 }, NULL), 0);
+	s = (struct iw_sge){ (uintptr_t)src, da.max_inline_data + 1, 0 };
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.wr_id = 7, .sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND,
+		.send_flags = IW_SEND_INLINE | IW_SEND_SIGNALED }, NULL),
+		-IW_ELOCAL_LENGTH);
+	s.length = da.max_inline_data;
+	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
+		.wr_id = 8, .sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND,
+		.send_flags = IW_SEND_INLINE | IW_SEND_SIGNALED }, NULL), 0);
+	/* the buffer may change at once: the data went with the request */
+	memset(src, 0, da.max_inline_data);
+	e2e_poll(e.c.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc[0].wr_id, 8);
+	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
+	e2e_poll(e.s.cq, wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc[0].status, IW_WC_SUCCESS);
+	ck_assert_uint_eq(wc[0].byte_len, da.max_inline_data);
+	e2e_fill(src, da.max_inline_data, 42);
+	ck_assert_mem_eq(e.s.buf, src, da.max_inline_data);
+	free(src);
 	e2e_teardown(&e);
 }
 END_TEST
@@ -333,10 +540,11 @@ START_TEST(destroyed_qp_gives_its_srq_slots_back)
 	/* the SRQ's other receives stay; the one that landed is free */
 	srq_post(&sv, 8, 0, 0);
 	srq_post(&sv, 99, 1, -ENOMEM);
-	/* its completion still takes room: no QP that could need it now */
-	errno = 0;
-	ck_assert_ptr_null(srq_qp(&sv, sv.pd, 0));
-	ck_assert_int_eq(errno, EINVAL);
+	/* its completion still takes room: a QP that needs it grows the CQ */
+	sv.qp[0] = srq_qp(&sv, sv.pd, 0);
+	ck_assert_ptr_nonnull(sv.qp[0]);
+	ck_assert_int_gt(iw_resize_cq(sv.cq, 1), N_QPS * DEPTH + SRQ_WR);
+	ck_assert_int_eq(iw_destroy_qp(sv.qp[0]), 0);
 	/* what the QP left behind can still be polled */
 	while (n < SRQ_WR) {
 		int r = iw_poll_cq(sv.cq, SRQ_WR - n, wc + n);
@@ -642,6 +850,8 @@ static Suite *queues_suite(void)
 	tcase_add_test(tc, receive_slot_frees_when_its_completion_is_polled);
 	tcase_add_test(tc, srq_feeds_several_qps_and_gives_slots_back_when_polled);
 	tcase_add_test(tc, destroyed_qp_gives_its_srq_slots_back);
+	tcase_add_test(tc, cq_grows_for_a_qp_larger_than_it_and_keeps_every_completion);
+	tcase_add_test(tc, cq_growing_under_traffic_loses_and_repeats_nothing);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("regions");
 	tcase_set_timeout(tc, 60);
@@ -652,6 +862,7 @@ static Suite *queues_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, qp_to_error_flushes_every_outstanding_request_once);
 	tcase_add_test(tc, chain_refused_at_its_second_request_posts_only_the_first);
+	tcase_add_test(tc, inline_sends_up_to_the_device_limit_whatever_was_asked);
 	suite_add_tcase(s, tc);
 	return s;
 }

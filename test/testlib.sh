@@ -141,3 +141,33 @@ perf_rows_ok() {
 		fail "$1 is not JSON: $(head -c 300 "$1")"
 	[ -z "$_bad" ] || fail "a figure not positive or out of order: $_bad"
 }
+
+# Two network namespaces of this test's own joined by a veth pair, for
+# what must not run over loopback: sets ns_a, ns_b, if_a, if_b, addr_a,
+# addr_b (198.18.N.1 and .2, the benchmarking range of RFC 2544) and
+# removes them on exit (a script with its own EXIT trap calls ns_del in
+# it).  $1: a short prefix of the test's.  Says SKIP
+# (77) when they cannot be made (not root, no ip, no veth).
+ns_pair() {
+	[ "$(id -u)" -eq 0 ] || { echo "SKIP: not root: cannot make network namespaces"; exit 77; }
+	command -v ip >/dev/null 2>&1 || { echo "SKIP: no ip (iproute2)"; exit 77; }
+	ns_a=$1$$a ns_b=$1$$b if_a=v$1$$a if_b=v$1$$b
+	_net=$((($$ % 200) + 20))
+	addr_a=198.18.$_net.1 addr_b=198.18.$_net.2
+	trap 'ns_del; rm -rf "$work"' EXIT
+	ip netns add "$ns_a" 2>"$work/err" && ip netns add "$ns_b" 2>>"$work/err" &&
+		ip link add "$if_a" netns "$ns_a" type veth peer name "$if_b" \
+			netns "$ns_b" 2>>"$work/err" ||
+		{ echo "SKIP: cannot make namespaces and a veth pair: $(cat "$work/err")"; exit 77; }
+	ip -n "$ns_a" link set lo up
+	ip -n "$ns_b" link set lo up
+	ip -n "$ns_a" link set "$if_a" up
+	ip -n "$ns_b" link set "$if_b" up
+	ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a"
+	ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b"
+}
+
+ns_del() {
+	ip netns del "$ns_a" 2>/dev/null || true
+	ip netns del "$ns_b" 2>/dev/null || true
+}

@@ -16,49 +16,65 @@
 #include "verbs/progress_tuning.h"
 #include "verbs/verbs.h"
 
-static uint32_t ring_slots(uint32_t cqe)
+/* A ring for @cap completions, every slot free for its first lap. */
+static struct cq_ring *ring_new(uint32_t cap)
 {
-	uint32_t n = 1;
+	struct cq_ring *r;
+	uint32_t slots = 1;
 
-	while (n < cqe)
-		n <<= 1;
-	return n;
+	while (slots < cap)
+		slots <<= 1;
+	if (posix_memalign((void **)&r, 64,
+			   sizeof(*r) + (size_t)slots * sizeof(r->e[0])))
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	r->cap = cap;
+	r->mask = slots - 1;
+	atomic_init(&r->next, NULL);
+	atomic_init(&r->head, 0);
+	atomic_init(&r->tail, 0);
+	for (uint32_t i = 0; i < slots; i++) {
+		atomic_init(&r->e[i].seq, i);
+		atomic_init(&r->e[i].state, CQE_LIVE);
+		atomic_init(&r->e[i].qp, NULL);
+		r->e[i].slots = NULL;
+	}
+	return r;
 }
 
 struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context)
 {
+	struct cq_ring *ring;
 	struct cq_qps *none;
 	struct iw_cq *cq;
-	uint32_t slots;
 
 	if (!ctx || cqe <= 0 || cqe > CQ_MAX_CQE) {
 		errno = EINVAL;
 		return NULL;
 	}
-	slots = ring_slots((uint32_t)cqe);
 	if (posix_memalign((void **)&cq, 64, sizeof(*cq))) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	memset(cq, 0, sizeof(*cq));
-	cq->ring = calloc(slots, sizeof(*cq->ring));
+	ring = ring_new((uint32_t)cqe);
 	none = calloc(1, sizeof(*none));
-	cq->efd = cq->ring && none ? eventfd(0, EFD_CLOEXEC) : -1;
+	cq->efd = ring && none ? eventfd(0, EFD_CLOEXEC) : -1;
 	if (cq->efd < 0) {
-		int e = cq->ring && none ? errno : ENOMEM;
+		int e = ring && none ? errno : ENOMEM;
 
 		free(none);
-		free(cq->ring);
+		free(ring);
 		free(cq);
 		errno = e;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < slots; i++)
-		atomic_init(&cq->ring[i].seq, i);
 	cq->ctx = ctx;
 	cq->cq_context = cq_context;
 	cq->size = (uint32_t)cqe;
-	cq->mask = slots - 1;
+	atomic_init(&cq->rx, ring);
+	atomic_init(&cq->tx, ring);
+	cq->rings = ring;
 	atomic_init(&cq->qps, none);
 	grace_init(&cq->grace);
 	pthread_mutex_init(&cq->lock, NULL);
@@ -96,25 +112,87 @@ int iw_destroy_cq(struct iw_cq *cq)
 	grace_destroy(&cq->grace);
 	pthread_mutex_destroy(&cq->lock);
 	free(atomic_load(&cq->qps));
-	free(cq->ring);
+	while (cq->rings) {
+		struct cq_ring *r = cq->rings;
+
+		cq->rings = r->older;
+		free(r);
+	}
 	free(cq);
 	return 0;
 }
 
 /*
- * Reserves room for @n more completions.  A CQ holds every work request
- * that may complete on it: QP creation fails rather than overcommit it.
+ * Makes the ring hold @need completions, under cq->lock.  A bigger ring
+ * (twice the last at least, so that the retired ones, kept until the CQ
+ * goes, add up to less than the newest) follows the producers' ring,
+ * which is then sealed: a producer that claimed its place before the seal
+ * finishes there, every later one uses the new ring, and consumers move
+ * on once the old one is drained, so a QP's completions keep their order.
  */
-bool cq_reserve(struct iw_cq *cq, uint32_t n)
+static int cq_grow(struct iw_cq *cq, uint32_t need)
 {
-	bool ok;
+	struct cq_ring *old = atomic_load(&cq->tx), *r;
+	uint64_t cap = 2 * (uint64_t)old->cap;
+
+	if (need <= old->cap)
+		return 0;
+	if (need > CQ_MAX_CQE)
+		return -EINVAL;
+	if (cap < need)
+		cap = need;
+	if (cap > CQ_MAX_CQE)
+		cap = CQ_MAX_CQE;
+	r = ring_new((uint32_t)cap);
+	if (!r)
+		return -ENOMEM;
+	r->older = cq->rings;
+	cq->rings = r;
+	atomic_store(&old->next, r);
+	atomic_store(&cq->tx, r);
+	atomic_fetch_or(&old->tail, CQ_RING_SEALED);
+	return 0;
+}
+
+/*
+ * Reserves room for @n more completions.  A CQ holds every work request
+ * that may complete on it, so that no completion is ever lost: when the
+ * QPs need more than it holds, its ring grows (up to CQ_MAX_CQE).
+ * Returns 0, -EINVAL past that bound, or -ENOMEM.
+ */
+int cq_reserve(struct iw_cq *cq, uint32_t n)
+{
+	uint64_t need;
+	int rc;
 
 	pthread_mutex_lock(&cq->lock);
-	ok = n <= cq->size - cq->reserved - atomic_load(&cq->orphans);
-	if (ok)
+	need = (uint64_t)cq->reserved + atomic_load(&cq->orphans) + n;
+	rc = need > CQ_MAX_CQE ? -EINVAL : cq_grow(cq, (uint32_t)need);
+	if (!rc)
 		cq->reserved += n;
 	pthread_mutex_unlock(&cq->lock);
-	return ok;
+	return rc;
+}
+
+/*
+ * A new size for the CQ: its ring grows to hold @cqe, and never shrinks
+ * (what its QPs reserved stays reserved whatever the size).  Returns the
+ * completions it holds now, at least @cqe.
+ */
+int iw_resize_cq(struct iw_cq *cq, int cqe)
+{
+	int rc;
+
+	if (!cq || cqe <= 0 || cqe > CQ_MAX_CQE)
+		return -EINVAL;
+	pthread_mutex_lock(&cq->lock);
+	rc = cq_grow(cq, (uint32_t)cqe);
+	if (!rc) {
+		cq->size = (uint32_t)cqe;
+		rc = (int)atomic_load(&cq->tx)->cap;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return rc;
 }
 
 void cq_release(struct iw_cq *cq, uint32_t n)
@@ -181,21 +259,25 @@ void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp)
 	atomic_fetch_add(&cq->forgetting, 1);
 	grace_wait(&cq->grace);
 	pthread_mutex_lock(&cq->lock);
-	for (uint32_t pos = atomic_load(&cq->head);
-	     pos != atomic_load(&cq->tail); pos++) {
-		struct cq_entry *e = &cq->ring[pos & cq->mask];
-		unsigned char live = CQE_LIVE;
+	/* rings that consumers left behind are drained: from theirs on */
+	for (struct cq_ring *r = atomic_load(&cq->rx); r;
+	     r = atomic_load(&r->next))
+		for (uint32_t pos = atomic_load(&r->head);
+		     pos != (uint32_t)atomic_load(&r->tail); pos++) {
+			struct cq_entry *e = &r->e[pos & r->mask];
+			unsigned char live = CQE_LIVE;
 
-		if (atomic_load(&e->seq) != pos + 1 ||
-		    atomic_load_explicit(&e->qp, memory_order_relaxed) != qp)
-			continue;
-		if (!atomic_compare_exchange_strong(&e->state, &live,
-						    CQE_ORPHAN))
-			continue;
-		if (qp->srq && e->slots == &qp->srq->unpolled)
-			atomic_fetch_sub(e->slots, 1);
-		atomic_fetch_add(&cq->orphans, 1);
-	}
+			if (atomic_load(&e->seq) != pos + 1 ||
+			    atomic_load_explicit(&e->qp,
+						 memory_order_relaxed) != qp)
+				continue;
+			if (!atomic_compare_exchange_strong(&e->state, &live,
+							    CQE_ORPHAN))
+				continue;
+			if (qp->srq && e->slots == &qp->srq->unpolled)
+				atomic_fetch_sub(e->slots, 1);
+			atomic_fetch_add(&cq->orphans, 1);
+		}
 	pthread_mutex_unlock(&cq->lock);
 	atomic_fetch_sub(&cq->forgetting, 1);
 	grace_wait(&cq->grace);
@@ -216,32 +298,41 @@ static void notify(struct iw_cq *cq, const struct iw_wc *wc)
 }
 
 /*
- * Claims the @n ring entries from the tail on, all free, for one push;
- * false when the CQ has no room for all of them.
+ * Claims the @n entries from the tail on of the newest ring, all free,
+ * for one push; false when the ring has no room for all of them.
  */
-static bool claim(struct iw_cq *cq, uint32_t n, uint32_t *at)
+static struct cq_ring *claim(struct iw_cq *cq, uint32_t n, uint32_t *at)
 {
-	for (;;) {
-		uint32_t pos = atomic_load_explicit(&cq->tail,
-						    memory_order_relaxed);
-		int32_t used = (int32_t)(pos - atomic_load(&cq->head));
-		uint32_t i;
+	struct cq_ring *r = atomic_load_explicit(&cq->tx, memory_order_acquire);
 
+	for (;;) {
+		uint64_t t = atomic_load_explicit(&r->tail,
+						  memory_order_relaxed);
+		uint32_t pos = (uint32_t)t, i;
+		int32_t used = (int32_t)(pos - atomic_load(&r->head));
+
+		if (t & CQ_RING_SEALED) {
+			/* a bigger ring follows (cq_grow()) */
+			r = atomic_load(&r->next);
+			continue;
+		}
 		/* signed: a stale @pos (others pushed, pollers took) retries */
 		if (used < 0)
 			continue;
-		if ((uint32_t)used + n > cq->size)
-			return false;
+		if ((uint32_t)used + n > r->cap)
+			return NULL;
 		/* each is free once the poller that took it lets go */
 		for (i = 0; i < n; i++)
-			if (atomic_load_explicit(
-				    &cq->ring[(pos + i) & cq->mask].seq,
-				    memory_order_acquire) != pos + i)
+			if (atomic_load_explicit(&r->e[(pos + i) & r->mask].seq,
+						 memory_order_acquire) !=
+			    pos + i)
 				break;
+		/* the new tail in 32 bits: a wrap must not set the seal */
 		if (i == n &&
-		    atomic_compare_exchange_weak(&cq->tail, &pos, pos + n)) {
+		    atomic_compare_exchange_weak(&r->tail, &t,
+						 (uint64_t)(uint32_t)(pos + n))) {
 			*at = pos;
-			return true;
+			return r;
 		}
 	}
 }
@@ -258,9 +349,11 @@ static bool claim(struct iw_cq *cq, uint32_t n, uint32_t *at)
 void cq_push(struct iw_cq *cq, const struct iw_wc *wc, uint32_t n,
 	     atomic_uint *slots, bool take_slot)
 {
+	struct cq_ring *r;
 	uint32_t pos;
 
-	if (!claim(cq, n, &pos)) {
+	r = claim(cq, n, &pos);
+	if (!r) {
 		if (n == 1) {
 			atomic_store(&cq->overrun, true);
 			return;
@@ -273,7 +366,7 @@ void cq_push(struct iw_cq *cq, const struct iw_wc *wc, uint32_t n,
 	if (take_slot)
 		atomic_fetch_add(slots, n);
 	for (uint32_t i = 0; i < n; i++) {
-		struct cq_entry *e = &cq->ring[(pos + i) & cq->mask];
+		struct cq_entry *e = &r->e[(pos + i) & r->mask];
 
 		e->wc = wc[i];
 		e->slots = slots;
@@ -290,15 +383,36 @@ void cq_push(struct iw_cq *cq, const struct iw_wc *wc, uint32_t n,
 }
 
 /* How many completions from @pos on are ready, up to @max. */
-static uint32_t ready_from(struct iw_cq *cq, uint32_t pos, uint32_t max)
+static uint32_t ready_from(struct cq_ring *r, uint32_t pos, uint32_t max)
 {
 	uint32_t n = 0;
 
 	while (n < max &&
-	       atomic_load_explicit(&cq->ring[(pos + n) & cq->mask].seq,
+	       atomic_load_explicit(&r->e[(pos + n) & r->mask].seq,
 				    memory_order_acquire) == pos + n + 1)
 		n++;
 	return n;
+}
+
+/*
+ * The ring after @r when @r, empty at @pos, is sealed and drained (every
+ * place claimed in it has been taken); NULL otherwise.  The first poller
+ * to see it moves the consumers' ring on.
+ */
+static struct cq_ring *drained(struct iw_cq *cq, struct cq_ring *r,
+			       uint32_t pos)
+{
+	struct cq_ring *next = atomic_load_explicit(&r->next,
+						    memory_order_acquire);
+	uint64_t t;
+
+	if (!next)
+		return NULL;
+	t = atomic_load(&r->tail);
+	if (!(t & CQ_RING_SEALED) || (uint32_t)t != pos)
+		return NULL;
+	atomic_compare_exchange_strong(&cq->rx, &r, next);
+	return next;
 }
 
 /*
@@ -317,9 +431,18 @@ static unsigned char taken(struct cq_entry *e, bool careful)
 /* Whether a poll would find something: a completion, or the overrun. */
 bool cq_ready(struct iw_cq *cq)
 {
-	uint32_t pos = atomic_load_explicit(&cq->head, memory_order_relaxed);
+	struct cq_ring *r = atomic_load_explicit(&cq->rx, memory_order_acquire);
 
-	return ready_from(cq, pos, 1) || atomic_load(&cq->overrun);
+	for (;;) {
+		uint32_t pos = atomic_load_explicit(&r->head,
+						    memory_order_relaxed);
+
+		if (ready_from(r, pos, 1))
+			return true;
+		r = drained(cq, r, pos);
+		if (!r)
+			return atomic_load(&cq->overrun);
+	}
 }
 
 /*
@@ -328,19 +451,23 @@ bool cq_ready(struct iw_cq *cq)
  */
 static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 {
+	struct cq_ring *r = atomic_load_explicit(&cq->rx, memory_order_acquire);
 	atomic_uint *slots = NULL; /* whose slots the current run holds */
 	uint32_t pos, n, run = 0;
 	bool careful;
 
 	do {
-		pos = atomic_load_explicit(&cq->head, memory_order_relaxed);
-		n = ready_from(cq, pos, (uint32_t)max);
-		if (!n)
-			return 0;
-	} while (!atomic_compare_exchange_weak(&cq->head, &pos, pos + n));
+		pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+		n = ready_from(r, pos, (uint32_t)max);
+		if (!n) {
+			r = drained(cq, r, pos);
+			if (!r)
+				return 0;
+		}
+	} while (!n || !atomic_compare_exchange_weak(&r->head, &pos, pos + n));
 	careful = atomic_load(&cq->forgetting) != 0;
 	for (uint32_t i = 0; i < n; i++) {
-		struct cq_entry *e = &cq->ring[(pos + i) & cq->mask];
+		struct cq_entry *e = &r->e[(pos + i) & r->mask];
 
 		wc[i] = e->wc;
 		if (taken(e, careful) == CQE_ORPHAN) {
@@ -354,7 +481,7 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 		} else if (e->slots) {
 			run++;
 		}
-		atomic_store_explicit(&e->seq, pos + i + cq->mask + 1,
+		atomic_store_explicit(&e->seq, pos + i + r->mask + 1,
 				      memory_order_release);
 	}
 	if (run)

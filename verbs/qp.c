@@ -48,10 +48,9 @@ static int srq_attach(struct iw_srq *srq, struct iw_cq *cq)
 			goto out;
 		}
 		srq->cq_uses = u;
-		if (!cq_reserve(cq, srq->max_wr)) {
-			rc = -EINVAL;
+		rc = cq_reserve(cq, srq->max_wr);
+		if (rc)
 			goto out;
-		}
 		u = &srq->cq_uses[srq->n_cq_uses++];
 		*u = (struct srq_cq_use){ .cq = cq };
 	}
@@ -80,17 +79,21 @@ static void srq_detach(struct iw_srq *srq, struct iw_cq *cq)
 	pthread_mutex_unlock(&srq->lock);
 }
 
-/* Reserves the room in the CQs every queue of the QP may fill. */
+/*
+ * Reserves the room in the CQs every queue of the QP may fill; a CQ too
+ * small grows (cq_reserve()).
+ */
 static int qp_reserve_cqs(struct iw_qp *qp)
 {
 	int rc;
 
-	if (!cq_reserve(qp->send_cq, qp->cap.max_send_wr))
-		return -EINVAL;
+	rc = cq_reserve(qp->send_cq, qp->cap.max_send_wr);
+	if (rc)
+		return rc;
 	if (qp->srq)
 		rc = srq_attach(qp->srq, qp->recv_cq);
 	else
-		rc = cq_reserve(qp->recv_cq, qp->cap.max_recv_wr) ? 0 : -EINVAL;
+		rc = cq_reserve(qp->recv_cq, qp->cap.max_recv_wr);
 	if (rc)
 		cq_release(qp->send_cq, qp->cap.max_send_wr);
 	return rc;
@@ -112,8 +115,8 @@ static void qp_release_cqs(struct iw_qp *qp)
 
 /*
  * Creates a QP in the INIT state.  Returns NULL with errno EINVAL for bad
- * capabilities, an SRQ of another protection domain or a CQ too small to
- * hold every work request that may complete on it, ENOMEM otherwise.
+ * capabilities, an SRQ of another protection domain or a CQ that would
+ * have to hold more than CQ_MAX_CQE completions, ENOMEM otherwise.
  */
 struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd,
 			       struct iw_qp_init_attr *attr);
@@ -156,6 +159,13 @@ struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 		qp->cap.max_send_sge = 1;
 	if (!qp->cap.max_recv_sge)
 		qp->cap.max_recv_sge = 1;
+	/*
+	 * Every QP takes inline data up to the device's limit, whatever was
+	 * asked, as siw does: libfabric and rdma-core's examples post inline
+	 * Sends on QPs created with max_inline_data 0.  Each send slot's room
+	 * is only touched when inline data is posted into it.
+	 */
+	qp->cap.max_inline_data = QP_MAX_INLINE;
 	qp->sig_all = attr->sq_sig_all;
 	qp->timeouts = pd->ctx->qp_timeouts;
 	rc = qp_reserve_cqs(qp);
@@ -172,7 +182,7 @@ struct iw_qp *iw_create_qp_0_2(struct iw_pd *pd, struct iw_qp_init_attr *attr)
 							      qp->cap.max_recv_sge
 						      ? qp->cap.max_send_sge
 						      : qp->cap.max_recv_sge,
-				   .max_inline = cap->max_inline_data,
+				   .max_inline = qp->cap.max_inline_data,
 				   .pd = pd->id,
 				   .stags = &pd->ctx->stags,
 				   .srq = attr->srq ? &attr->srq->srq : NULL,

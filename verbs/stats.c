@@ -123,9 +123,9 @@ static enum iw_stats_driver driver_of(const struct iw_qp *qp,
 {
 	if (!id || !id->has_tp || qp->engine.state != RDMAP_QP_RTS)
 		return IW_STATS_DRIVER_NONE;
-	if (id->app_waited)
+	if (id->held && id->held_by_waiter)
 		return IW_STATS_DRIVER_APP_WAIT;
-	if (id->app_polled)
+	if (id->held)
 		return IW_STATS_DRIVER_APP_POLL;
 	if (qp->ctx->mode == IW_PROGRESS_MANUAL)
 		return IW_STATS_DRIVER_MANUAL;

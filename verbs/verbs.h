@@ -146,15 +146,34 @@ struct cq_qps {
 	struct iw_qp *qp[];
 };
 
+/*
+ * The ring a CQ's completions are in.  When the QPs attached to a CQ
+ * reserve more than its ring holds, a bigger ring follows it (@next):
+ * producers move on to it at once, consumers once this one is drained.
+ * Nothing is moved or copied, so neither side takes a lock.  The old ring
+ * is sealed by a bit above the tail's 32-bit position, which makes every
+ * producer's claim on it fail from then on.
+ */
+#define CQ_RING_SEALED ((uint64_t)1 << 32)
+
+struct cq_ring {
+	uint32_t cap;  /* completions it holds */
+	uint32_t mask; /* slots - 1: a power of two at least cap */
+	_Atomic(struct cq_ring *) next; /* the bigger ring after it */
+	struct cq_ring *older;		/* the CQ's rings, freed with it */
+	/* consumers and producers each on a cache line of their own */
+	_Alignas(64) atomic_uint head;
+	_Alignas(64) _Atomic uint64_t tail; /* position | CQ_RING_SEALED */
+	_Alignas(64) struct cq_entry e[];
+};
+
 struct iw_cq {
 	struct iw_context *ctx;
 	void *cq_context;
-	struct cq_entry *ring;
-	uint32_t size; /* completions it holds */
-	uint32_t mask; /* ring slots - 1: a power of two at least size */
-	/* consumers and producers each on a cache line of their own */
-	_Alignas(64) atomic_uint head;
-	_Alignas(64) atomic_uint tail;
+	uint32_t size; /* completions asked for (iw_create_cq, iw_resize_cq) */
+	_Atomic(struct cq_ring *) rx; /* the oldest ring: consumers' */
+	_Atomic(struct cq_ring *) tx; /* the newest ring: producers' */
+	struct cq_ring *rings; /* every ring, newest first (lock) */
 	_Alignas(64) struct grace grace; /* pollers against QPs going away */
 	_Atomic(struct cq_qps *) qps;
 	/*
@@ -171,7 +190,7 @@ struct iw_cq {
 	atomic_bool tx_deferred; /* a QP's posted work waits for a poll */
 	atomic_uint waiters; /* threads asleep in iw_progress_cq() on it */
 	int efd; /* eventfd: readable after an armed completion */
-	pthread_mutex_t lock; /* reserved, orphans' walk, the QP list */
+	pthread_mutex_t lock; /* reserved, orphans' walk, the QP list, growth */
 	uint32_t reserved; /* work requests of attached QPs it must hold */
 	atomic_uint orphans; /* completions of destroyed QPs, not polled yet */
 	atomic_uint forgetting; /* cq_forget_qp() calls under way */
@@ -358,7 +377,7 @@ void pd_remove_srq(struct iw_pd *pd, struct iw_srq *srq);
 /* cq.c */
 void cq_push(struct iw_cq *cq, const struct iw_wc *wc, uint32_t n,
 	     atomic_uint *slots, bool take_slot);
-bool cq_reserve(struct iw_cq *cq, uint32_t n);
+int cq_reserve(struct iw_cq *cq, uint32_t n);
 void cq_release(struct iw_cq *cq, uint32_t n);
 int cq_add_qp(struct iw_cq *cq, struct iw_qp *qp);
 void cq_remove_qp(struct iw_cq *cq, struct iw_qp *qp);

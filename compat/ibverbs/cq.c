@@ -68,11 +68,11 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 
 /*
  * libiwarp's CQ holds a completion for every work request of the queues
- * attached to it, or refuses the QP.  Applications size a CQ for the
- * completions they ask for (perftest signals one Write in a hundred, and
- * gives the CQ no room for the receives of its Write QPs), and kernel
- * drivers round the size up, so a CQ here is made with room to spare:
- * twice the size asked for and 256 more.
+ * attached to it, and grows when they need more.  Kernel drivers round
+ * the size up, and applications size a CQ for the completions they ask
+ * for (perftest signals one Write in a hundred), so a CQ here starts with
+ * room to spare, twice the size asked for and 256 more, rather than grow
+ * at the first QP.
  */
 static uint32_t cq_depth(int cqe, uint32_t max)
 {
@@ -177,12 +177,27 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-/* The CQ keeps the room it was made with; a size within it is granted. */
+/*
+ * The CQ grows to hold @cqe and never shrinks; cqe reports what it holds,
+ * as a device reports its rounded-up size.
+ */
 int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
-	if (!cq || cqe <= 0)
+	struct iw_device_attr d;
+	struct iwv_cq *c;
+	int rc;
+
+	if (!cq || cqe <= 0 || !iwv_is_ours(cq->context) ||
+	    iw_query_device(to_iwv_ctx(cq->context)->iw, &d, sizeof(d)) ||
+	    (uint32_t)cqe > d.max_cqe)
 		return EINVAL;
-	return (uint32_t)cqe <= to_iwv_cq(cq)->iw_cqe ? 0 : EOPNOTSUPP;
+	c = to_iwv_cq(cq);
+	rc = iw_resize_cq(c->iw, (int)iw_size(cqe, d.max_cqe));
+	if (rc < 0)
+		return iwv_errno(rc);
+	c->iw_cqe = (uint32_t)rc;
+	cq->cqe = rc;
+	return 0;
 }
 
 /* ---- completions ----------------------------------------------------- */

@@ -74,7 +74,7 @@ struct iwv_cq {
 struct iwv_wr_builder {
 	struct iw_send_wr wr[IWV_WR_BATCH];
 	struct iw_sge *sges;	/* max_send_sge for each request */
-	uint8_t *inline_buf;	/* max_inline_data octets for each */
+	uint8_t *inline_buf;	/* max_inline_data octets for each, at first use */
 	unsigned int n;
 	int err; /* the first refusal since wr_start() */
 };

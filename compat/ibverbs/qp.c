@@ -140,8 +140,14 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd,
 	qp->retry_cnt = 7; /* InfiniBand's usual, rdma_cm's too */
 	qp->send_ops_flags = attr->send_ops_flags;
 	rc = new_iw_qp(qp);
-	if (!rc)
+	if (!rc) {
+		struct iw_qp_attr qa;
+
+		/* the inline room granted is the device's, whatever was asked */
+		if (!iw_query_qp(qp->iw, &qa))
+			qp->cap.max_inline_data = qa.cap.max_inline_data;
 		rc = iwv_qp_ex_init(qp);
+	}
 	if (rc) {
 		if (qp->iw)
 			iw_destroy_qp(qp->iw);

@@ -212,6 +212,14 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *q, size_t num_buf,
 		fail(qp, EINVAL);
 		return;
 	}
+	/* every QP has the device's inline room: the batch's, at first use */
+	if (!qp->bld->inline_buf)
+		qp->bld->inline_buf = malloc((size_t)IWV_WR_BATCH *
+					     qp->cap.max_inline_data);
+	if (!qp->bld->inline_buf) {
+		fail(qp, ENOMEM);
+		return;
+	}
 	dst = qp->bld->inline_buf +
 	      (size_t)(qp->bld->n - 1) * qp->cap.max_inline_data;
 	len = 0;
@@ -354,12 +362,7 @@ int iwv_qp_ex_init(struct iwv_qp *qp)
 		return ENOMEM;
 	b->sges = calloc((size_t)IWV_WR_BATCH * qp->cap.max_send_sge,
 			 sizeof(*b->sges));
-	if (qp->cap.max_inline_data)
-		b->inline_buf = malloc((size_t)IWV_WR_BATCH *
-				       qp->cap.max_inline_data);
-	if (!b->sges || (qp->cap.max_inline_data && !b->inline_buf)) {
-		free(b->sges);
-		free(b->inline_buf);
+	if (!b->sges) {
 		free(b);
 		return ENOMEM;
 	}

@@ -4,7 +4,11 @@
  * default protection domain (every identifier's id->verbs and id->pd, as
  * librdmacm gives them), the one libiwarp CM channel, and the pump thread
  * that turns its events into rdma_cm events.  All of it exists while an
- * event channel or identifier does.
+ * event channel, an identifier or a list of rdma_get_devices() does, but
+ * the device context: as rdma-core's librdmacm does, it stays open once
+ * opened, for the context pointers that rdma_get_devices() handed out
+ * stay good after rdma_free_devices() (libfabric's verbs provider keeps
+ * one as its domain's device and allocates its PD from it later).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,23 +100,24 @@ static void teardown(void)
 	if (default_pd)
 		ibv_dealloc_pd(default_pd);
 	default_pd = NULL;
-	if (verbs)
-		ibv_close_device(verbs);
-	verbs = NULL;
+	/* verbs stays open: see the top of the file */
 }
 
 /* The first user opens the device and starts the pump; 0 or -1 (errno). */
 static int setup(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	int fl, e;
 
-	if (!list)
-		return -1;
-	verbs = list[0] ? ibv_open_device(list[0]) : NULL;
-	ibv_free_device_list(list);
-	if (!verbs)
-		goto fail;
+	if (!verbs) {
+		struct ibv_device **list = ibv_get_device_list(NULL);
+
+		if (!list)
+			return -1;
+		verbs = list[0] ? ibv_open_device(list[0]) : NULL;
+		ibv_free_device_list(list);
+		if (!verbs)
+			goto fail;
+	}
 	default_pd = ibv_alloc_pd(verbs);
 	iwch = default_pd && iwv_rdmacm_iface(verbs)
 		       ? iw_create_cm_channel(iwv_rdmacm_iface(verbs)->iw_context(verbs))
@@ -164,7 +169,7 @@ void cma_get_more(void)
 	atomic_fetch_add(&users, 1);
 }
 
-/* The last user stops the pump and closes the device. */
+/* The last user stops the pump and frees the default PD. */
 void cma_put(void)
 {
 	pthread_mutex_lock(&life_lock);

@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,11 +224,30 @@ static int local_event(struct cma_id *c, enum rdma_cm_event_type type,
 
 /* ---- addresses ---------------------------------------------------------- */
 
+/* 127.0.0.0/8, ::1 or an IPv4-mapped loopback address. */
+static bool is_loopback(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >>
+			24) == 127;
+	if (a->sa_family == AF_INET6) {
+		const struct in6_addr *v6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(v6) ||
+		       (IN6_IS_ADDR_V4MAPPED(v6) && v6->s6_addr[12] == 127);
+	}
+	return false;
+}
+
 /*
  * Binds to @addr at once, with a TCP socket that holds the port until
  * the identifier listens (which binds it again: SO_REUSEADDR, as
  * perftest's rebinding of its port needs) or connects.  Port 0 gets a
- * free port, which rdma_get_src_port() tells right away.
+ * free port, which rdma_get_src_port() tells right away.  An identifier
+ * bound to a loopback address gets no device (id->verbs stays NULL), as
+ * with a kernel device, which sits on no loopback interface: libfabric's
+ * verbs provider takes a device there as saying the loopback address is
+ * the device's, and would hand its peers 127.0.0.1 to connect to.
  */
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
@@ -256,7 +276,8 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	}
 	c->bind_fd = fd;
 	c->state = CMA_BOUND;
-	cma_id_on_device(c);
+	if (!is_loopback(addr))
+		cma_id_on_device(c);
 	return 0;
 }
 

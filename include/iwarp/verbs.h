@@ -206,6 +206,12 @@ struct iw_wc {
 
 struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context);
 int iw_destroy_cq(struct iw_cq *cq);
+/*
+ * Lets the CQ hold @cqe completions; it never shrinks below what it holds
+ * (a CQ also grows by itself for the QPs attached to it).  Returns how
+ * many it holds now, or a negative errno-style code.  (libiwarp 0.2)
+ */
+int iw_resize_cq(struct iw_cq *cq, int cqe);
 int iw_poll_cq(struct iw_cq *cq, int num_entries, struct iw_wc *wc);
 /* Readable when an armed CQ has a completion event (see iw_req_notify_cq). */
 int iw_cq_fd(struct iw_cq *cq);

@@ -1,0 +1,96 @@
+#!/bin/sh
+# Debian's libfabric (libfabric-bin) over libiwarp, under iwarp-run: its
+# verbs provider must find the device, for FI_EP_MSG and, through
+# ofi_rxm, for FI_EP_RDM, and fi_pingpong must move every size with its
+# data checked (-c) over both.  libfabric skips loopback interfaces, so
+# the two ends run in two network namespaces made here, joined by a veth
+# pair (FI_VERBS_IFACE names it), as real_link.sh does.  RDM runs once
+# more with tagged messages and ofi_rxm's shared receive queue
+# (FI_OFI_RXM_USE_SRX=1), as MPI libraries may set it.  Without root or
+# without libfabric-bin the test says SKIP (77).
+set -eu
+
+. "$top_srcdir/test/testlib.sh"
+run="$abs_top_builddir/tools/run/iwarp-run"
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+command -v fi_info >/dev/null 2>&1 && command -v fi_pingpong >/dev/null 2>&1 ||
+	skip "fi_info and fi_pingpong not found (Debian package libfabric-bin)"
+ns_pair iwf
+port=47592 # fi_pingpong's control port: the namespaces are ours alone
+server=
+cleanup() {
+	[ -n "$server" ] && kill "$server" 2>/dev/null
+	ns_del
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# $@ under iwarp-run in namespace A (B), libfabric told its interface
+in_a() { ip netns exec "$ns_a" env FI_VERBS_IFACE="$if_a" timeout 120 "$run" "$@"; }
+in_b() { ip netns exec "$ns_b" env FI_VERBS_IFACE="$if_b" timeout 120 "$run" "$@"; }
+
+# fi_info's record for provider $1 and endpoint type $2 names iwarp0
+info_lists() {
+	in_a fi_info -p "$1" -t "$2" >"$work/info" 2>&1 ||
+		fail "fi_info -p '$1' -t $2: $(head -n 5 "$work/info")"
+	awk -v p="$1" -v t="$2" '
+	$1 == "provider:" { prov = $2 }
+	$1 == "fabric:" { fab = $2 }
+	$1 == "domain:" { dom = $2 }
+	$1 == "type:" && prov == p && fab == "Ethernet-iWARP" &&
+		dom == "iwarp0" && $2 == t { found = 1 }
+	END { exit !found }' "$work/info" ||
+		fail "fi_info -p '$1' -t $2 does not list iwarp0: $(head -n 12 "$work/info")"
+}
+
+info_lists verbs FI_EP_MSG
+info_lists 'verbs;ofi_rxm' FI_EP_RDM
+
+# Until the control port listens in namespace A (state 0A); fails after 10 s.
+wait_listen() {
+	_hex=$(printf '%04X' "$port")
+	_n=0
+	until ip netns exec "$ns_a" grep -Eqh \
+		"^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:[0-9A-F]+ 0A " \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+		_n=$((_n + 1))
+		[ "$_n" -lt 100 ] || fail "fi_pingpong's server does not listen"
+		sleep 0.1
+	done
+}
+
+# fi_pingpong with provider $1 and endpoint type $2 (more options after
+# them), server in A, client in B, every size from 0 octets up, data
+# checked; both must exit 0 and the client report every size.
+pingpong() {
+	_p=$1 _e=$2
+	shift 2
+	in_a fi_pingpong -p "$_p" -e "$_e" "$@" -S all -c -B "$port" \
+		>"$work/server" 2>&1 &
+	server=$!
+	wait_listen
+	in_b fi_pingpong -p "$_p" -e "$_e" "$@" -S all -c -P "$port" "$addr_a" \
+		>"$work/client" 2>&1 ||
+		fail "fi_pingpong -p '$_p' -e $_e $*: client: $(tail -n 5 "$work/client") / server: $(tail -n 5 "$work/server")"
+	wait "$server" ||
+		fail "fi_pingpong -p '$_p' -e $_e $*: server: $(tail -n 5 "$work/server")"
+	server=
+	# a row for each size, 0 octets to 1 MiB and beyond, 10 of 10 acked
+	for size in 0 1 64 4k 64k 1m 4m; do
+		grep -Eq "^$size +10 +=10 " "$work/client" ||
+			fail "fi_pingpong -p '$_p' -e $_e $*: no row for $size: $(cat "$work/client")"
+	done
+	echo "fi_pingpong -p '$_p' -e $_e $* -S all -c: $(grep -Ec '^[0-9.]+[kmg]? +10 +=10 ' "$work/client") sizes"
+}
+
+pingpong verbs msg
+pingpong 'verbs;ofi_rxm' rdm
+# tagged messages, and ofi_rxm's receives from one shared receive queue
+FI_OFI_RXM_USE_SRX=1
+export FI_OFI_RXM_USE_SRX
+pingpong 'verbs;ofi_rxm' rdm -m tagged
