@@ -31,6 +31,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # so that cleanup runs then too
 
 ns() { echo "iwc$$h$1"; }
 addr() { echo "198.18.$net.$1"; }

@@ -28,6 +28,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # so that cleanup runs then too
 
 # fabric_peer in namespace B under iwarp-run, output in $work/$1
 in_b() {

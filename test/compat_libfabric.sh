@@ -29,6 +29,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # so that cleanup runs then too
 
 # $@ under iwarp-run in namespace A (B), libfabric told its interface
 in_a() { ip netns exec "$ns_a" env FI_VERBS_IFACE="$if_a" timeout 120 "$run" "$@"; }

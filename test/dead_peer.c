@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -59,6 +60,7 @@
 #define MAX_SIZE (1u << 20)   /* a Write or Read at most */
 #define MAX_WINDOW 8
 #define SLOTS (RECVS + 3 * MAX_WINDOW + 1)
+#define LIFETIME_S 300 /* longer than any test of it runs */
 #define MAGIC_ADV 0x41445631u /* "ADV1": where the peer may Write and Read */
 #define MAGIC_DAT 0x44415431u /* "DAT1": a round's Send */
 
@@ -679,6 +681,8 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	signal(SIGUSR1, on_usr1);
+	/* a host its test lost (killed before its cleanup) ends by itself */
+	alarm(LIFETIME_S);
 	g.ctx = iw_open(NULL);
 	g.ch = g.ctx ? iw_create_cm_channel(g.ctx) : NULL;
 	g.pd = g.ctx ? iw_alloc_pd(g.ctx) : NULL;

@@ -29,6 +29,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # so that cleanup runs then too
 
 # The program timeout(1) $1 runs (10 s at most to appear).
 child_of() {
