@@ -192,7 +192,7 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	    (uint32_t)cqe > d.max_cqe)
 		return EINVAL;
 	c = to_iwv_cq(cq);
-	rc = iw_resize_cq(c->iw, (int)iw_size(cqe, d.max_cqe));
+	rc = iw_resize_cq(c->iw, (int)cq_depth(cqe, d.max_cqe));
 	if (rc < 0)
 		return iwv_errno(rc);
 	c->iw_cqe = (uint32_t)rc;
