@@ -23,28 +23,18 @@ port=7471
 net=$((($$ % 200) + 20))
 sw=iwc$$s
 hosts="1 2 3 4"
-pids=
-cleanup() {
-	for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
-	for h in $hosts; do ip netns del "iwc$$h$h" 2>/dev/null || true; done
-	ip netns del "$sw" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM # so that cleanup runs then too
 
 ns() { echo "iwc$$h$1"; }
 addr() { echo "198.18.$net.$1"; }
 
-ip netns add "$sw"
+ns_add "$sw"
 ip -n "$sw" link add br0 type bridge
 ip -n "$sw" link set br0 up
 for h in $hosts; do
-	ip netns add "$(ns "$h")"
+	ns_add "$(ns "$h")"
 	ip link add "c$$h$h" netns "$(ns "$h")" type veth peer name "p$h" \
 		netns "$sw"
 	ip -n "$sw" link set "p$h" master br0 up
-	ip -n "$(ns "$h")" link set lo up
 	ip -n "$(ns "$h")" addr add "$(addr "$h")/24" dev "c$$h$h"
 	ip -n "$(ns "$h")" link set "c$$h$h" up
 done

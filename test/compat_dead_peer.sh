@@ -18,7 +18,7 @@ set -eu
 . "$top_srcdir/test/netns_lib.sh"
 run="$abs_top_builddir/tools/run/iwarp-run"
 need ib_write_bw perftest
-need_netns
+ns_pair iwf
 
 ACK_MS=3000
 KEEPALIVE=1,1,2
@@ -27,34 +27,7 @@ IDLE_BOUND_MS=$((ACK_MS + 1000 + MARGIN_MS))
 REPLY_TIMEOUT_MS=10000 # the CM's default reply_timeout_ms
 DURATION_S=60 # far beyond the test: the end must come from the drop
 
-ns_a=iwf$$a
-ns_b=iwf$$b
-net=$((($$ % 200) + 20))
-addr_a=198.18.$net.1
-addr_b=198.18.$net.2
 port=7471
-pids=
-cleanup() {
-	for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
-	ip netns del "$ns_a" 2>/dev/null || true
-	ip netns del "$ns_b" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM # so that cleanup runs then too
-
-in_a() { ip netns exec "$ns_a" "$@"; }
-in_b() { ip netns exec "$ns_b" "$@"; }
-
-ip netns add "$ns_a"
-ip netns add "$ns_b"
-ip link add "v$$a" netns "$ns_a" type veth peer name "v$$b" netns "$ns_b"
-in_a ip link set lo up
-in_b ip link set lo up
-in_a ip link set "v$$a" up
-in_b ip link set "v$$b" up
-in_a ip addr add "$addr_a/24" dev "v$$a"
-in_b ip addr add "$addr_b/24" dev "v$$b"
 
 # perftest $2... under iwarp-run in namespace $1; its exit status and
 # CLOCK_MONOTONIC time go to $work/$3.rc
@@ -74,13 +47,7 @@ perftest() {
 }
 
 perftest "$ns_b" server
-n=0
-until in_b grep -Eqh ":$(printf '%04X' "$port") [0-9A-F]+:[0-9A-F]+ 0A " \
-	/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
-	n=$((n + 1))
-	[ "$n" -lt 100 ] || fail "perftest's server does not listen: $(cat "$work/server.out")"
-	sleep 0.1
-done
+wait_tcp "$port" 0A "$ns_b" "perftest's server does not listen" "$work/server.out"
 perftest "$ns_a" client "$addr_b"
 # (perftest's output is buffered: its connections tell when it runs)
 n=0
@@ -92,7 +59,7 @@ done
 sleep 2 # into the stream
 [ ! -e "$work/client.rc" ] || fail "the client ended early: $(tail -n 5 "$work/client.out")"
 drop=$(now_ms)
-in_b ip link set "v$$b" down
+in_b ip link set "$if_b" down
 
 # $1 (client or server) exited with an error within $2 ms of the drop
 ended() {
@@ -119,9 +86,9 @@ echo "perftest's client: $(grep -m 1 "Failed status 12:" "$work/client.err")"
 # its frames leave, to a link-layer address no host has: perftest's client
 # gets RDMA_CM_EVENT_UNREACHABLE (its "Unexpected CM event ... 7") after
 # the CM's reply timeout, and exits with an error
-nowhere=198.18.$net.99
+nowhere=$subnet.99
 in_a ip neigh replace "$nowhere" lladdr 02:00:00:00:00:99 nud permanent \
-	dev "v$$a"
+	dev "$if_a"
 start_ms=$(now_ms)
 rc=0
 in_a env IWARP_DEBUG=1 timeout -k 5 60 "$run" ib_write_bw -R -D 5 \

@@ -21,25 +21,17 @@ peer="$abs_top_builddir/test/fabric_peer"
 
 [ -x "$peer" ] || { echo "SKIP: built without libfabric-dev (no fabric_peer)"; exit 77; }
 ns_pair iwa
-pids=
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	ns_del
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM # so that cleanup runs then too
 
 # fabric_peer in namespace B under iwarp-run, output in $work/$1
-in_b() {
+peer_b() {
 	_log=$1
 	shift
-	ip netns exec "$ns_b" env FI_VERBS_IFACE="$if_b" "$run" "$peer" "$@" \
+	in_b env FI_VERBS_IFACE="$if_b" "$run" "$peer" "$@" \
 		>"$work/$_log" 2>&1
 }
 
 # The same in the background, namespace $1: $last is its process itself
-# (exec, and iwarp-run execs the program), which cleanup kills.
+# (exec, and iwarp-run execs the program), which ns_cleanup kills.
 bg() {
 	_ns=$1 _if=$2 _log=$3
 	shift 3
@@ -83,7 +75,7 @@ export FI_MR_CACHE_MAX_COUNT=0
 bg "$ns_a" "$if_a" msg-server msg-server "$addr_a" 7471
 srv=$last
 wait_line msg-server listening
-in_b msg-client msg-client "$addr_a" 7471 ||
+peer_b msg-client msg-client "$addr_a" 7471 ||
 	fail "msg-client: $(grep -v '^libfabric' "$work/msg-client" | tail -n 5)"
 reap "$srv" msg-server
 unset FI_MR_CACHE_MAX_COUNT
@@ -106,10 +98,10 @@ says rdm1
 says rdm2
 
 # a connection refused (nothing listens) and one unreachable (no host)
-in_b refused connect-error "$addr_a" 7499 ||
+peer_b refused connect-error "$addr_a" 7499 ||
 	fail "refused: $(grep -v '^libfabric' "$work/refused" | tail -n 3)"
 says refused
-in_b unreachable connect-error "${addr_a%.1}.9" 7499 ||
+peer_b unreachable connect-error "$subnet.9" 7499 ||
 	fail "unreachable: $(grep -v '^libfabric' "$work/unreachable" | tail -n 3)"
 says unreachable
 

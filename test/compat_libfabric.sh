@@ -13,31 +13,18 @@ set -eu
 . "$top_srcdir/test/testlib.sh"
 run="$abs_top_builddir/tools/run/iwarp-run"
 
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-
 command -v fi_info >/dev/null 2>&1 && command -v fi_pingpong >/dev/null 2>&1 ||
 	skip "fi_info and fi_pingpong not found (Debian package libfabric-bin)"
 ns_pair iwf
 port=47592 # fi_pingpong's control port: the namespaces are ours alone
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	ns_del
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM # so that cleanup runs then too
 
 # $@ under iwarp-run in namespace A (B), libfabric told its interface
-in_a() { ip netns exec "$ns_a" env FI_VERBS_IFACE="$if_a" timeout 120 "$run" "$@"; }
-in_b() { ip netns exec "$ns_b" env FI_VERBS_IFACE="$if_b" timeout 120 "$run" "$@"; }
+run_a() { in_a env FI_VERBS_IFACE="$if_a" timeout 120 "$run" "$@"; }
+run_b() { in_b env FI_VERBS_IFACE="$if_b" timeout 120 "$run" "$@"; }
 
 # fi_info's record for provider $1 and endpoint type $2 names iwarp0
 info_lists() {
-	in_a fi_info -p "$1" -t "$2" >"$work/info" 2>&1 ||
+	run_a fi_info -p "$1" -t "$2" >"$work/info" 2>&1 ||
 		fail "fi_info -p '$1' -t $2: $(head -n 5 "$work/info")"
 	awk -v p="$1" -v t="$2" '
 	$1 == "provider:" { prov = $2 }
@@ -52,35 +39,24 @@ info_lists() {
 info_lists verbs FI_EP_MSG
 info_lists 'verbs;ofi_rxm' FI_EP_RDM
 
-# Until the control port listens in namespace A (state 0A); fails after 10 s.
-wait_listen() {
-	_hex=$(printf '%04X' "$port")
-	_n=0
-	until ip netns exec "$ns_a" grep -Eqh \
-		"^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:[0-9A-F]+ 0A " \
-		/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
-		_n=$((_n + 1))
-		[ "$_n" -lt 100 ] || fail "fi_pingpong's server does not listen"
-		sleep 0.1
-	done
-}
-
 # fi_pingpong with provider $1 and endpoint type $2 (more options after
 # them), server in A, client in B, every size from 0 octets up, data
 # checked; both must exit 0 and the client report every size.
 pingpong() {
 	_p=$1 _e=$2
 	shift 2
-	in_a fi_pingpong -p "$_p" -e "$_e" "$@" -S all -c -B "$port" \
+	run_a fi_pingpong -p "$_p" -e "$_e" "$@" -S all -c -B "$port" \
 		>"$work/server" 2>&1 &
 	server=$!
-	wait_listen
-	in_b fi_pingpong -p "$_p" -e "$_e" "$@" -S all -c -P "$port" "$addr_a" \
+	pids=$server
+	wait_tcp "$port" 0A "$ns_a" "fi_pingpong's server does not listen" \
+		"$work/server"
+	run_b fi_pingpong -p "$_p" -e "$_e" "$@" -S all -c -P "$port" "$addr_a" \
 		>"$work/client" 2>&1 ||
 		fail "fi_pingpong -p '$_p' -e $_e $*: client: $(tail -n 5 "$work/client") / server: $(tail -n 5 "$work/server")"
 	wait "$server" ||
 		fail "fi_pingpong -p '$_p' -e $_e $*: server: $(tail -n 5 "$work/server")"
-	server=
+	pids=
 	# a row for each size, 0 octets to 1 MiB and beyond, 10 of 10 acked
 	for size in 0 1 64 4k 64k 1m 4m; do
 		grep -Eq "^$size +10 +=10 " "$work/client" ||

@@ -24,7 +24,7 @@ set -eu
 
 . "$top_srcdir/test/testlib.sh"
 . "$top_srcdir/test/netns_lib.sh"
-need_netns
+ns_pair iwd
 
 ACK_MS=3000
 KEEPALIVE=1,1,2 # idle, interval (s), probes
@@ -36,35 +36,8 @@ IDLE_BOUND_MS=$((ACK_MS + 1000 + MARGIN_MS))
 STREAM_BOUND_MS=$((ACK_MS + MARGIN_MS))
 REPLY_TIMEOUT_MS=10000 # the CM's default reply_timeout_ms
 
-ns_a=iwd$$a
-ns_b=iwd$$b
-net=$((($$ % 200) + 20))
-addr_a=198.18.$net.1
-addr_b=198.18.$net.2
-nowhere=198.18.$net.99
+nowhere=$subnet.99
 port=7471
-pids=
-cleanup() {
-	for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
-	ip netns del "$ns_a" 2>/dev/null || true
-	ip netns del "$ns_b" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM # so that cleanup runs then too
-
-in_a() { ip netns exec "$ns_a" "$@"; }
-in_b() { ip netns exec "$ns_b" "$@"; }
-
-ip netns add "$ns_a"
-ip netns add "$ns_b"
-ip link add "v$$a" netns "$ns_a" type veth peer name "v$$b" netns "$ns_b"
-in_a ip link set lo up
-in_b ip link set lo up
-in_a ip link set "v$$a" up
-in_b ip link set "v$$b" up
-in_a ip addr add "$addr_a/24" dev "v$$a"
-in_b ip addr add "$addr_b/24" dev "v$$b"
 
 # dead_peer $2... in namespace $1, named $3 (its output in $work/$3.out,
 # its debug log in $work/$3.err); its PID in $pid
@@ -95,13 +68,13 @@ ended_within() {
 # at once with EHOSTUNREACH until the kernel tries again)
 link_back() {
 	_n=0
-	until in_a ip link show "v$$a" | grep -q LOWER_UP; do
+	until in_a ip link show "$if_a" | grep -q LOWER_UP; do
 		_n=$((_n + 1))
 		[ "$_n" -lt 100 ] || fail "the link did not come back"
 		sleep 0.05
 	done
-	in_a ip neigh flush dev "v$$a" nud failed 2>/dev/null || true
-	in_a ip neigh del "$addr_b" dev "v$$a" 2>/dev/null || true
+	in_a ip neigh flush dev "$if_a" nud failed 2>/dev/null || true
+	in_a ip neigh del "$addr_b" dev "$if_a" 2>/dev/null || true
 }
 
 start "$ns_b" server "$addr_b" "$port"
@@ -113,7 +86,7 @@ start "$ns_a" stream --window 4 "$addr_a" 7472 "$addr_b:$port"
 stream=$pid
 wait_line "$work/stream.out" "verified .* 100$" 30000 "no stream"
 drop=$(now_ms)
-in_b ip link set "v$$b" down
+in_b ip link set "$if_b" down
 ended_within stream "$addr_b:$port" "$drop" "$STREAM_BOUND_MS" ERROR
 echo "streams: the sender ended after $took ms (bound $ACK_MS + $MARGIN_MS)"
 t=$(line_ms "$work/stream.out" "wc .* RETRY_EXC")
@@ -134,7 +107,7 @@ grep -q "summary $addr_b:$port .*retry=[1-9].* ended" "$work/stream.out" ||
 	fail "stream: $(grep summary "$work/stream.out")"
 
 # ---- the link back: a new connection works and stays up while quiet ----
-in_b ip link set "v$$b" up
+in_b ip link set "$if_b" up
 link_back
 start "$ns_a" idle --idle "$addr_a" 7473 "$addr_b:$port"
 idle=$pid
@@ -148,7 +121,7 @@ echo "idle: the quiet connection stayed up for 6 s of 1 s keepalive"
 
 # ---- the same connection idle, its peer's link dropped -----------------
 drop=$(now_ms)
-in_b ip link set "v$$b" down
+in_b ip link set "$if_b" down
 ended_within idle "$addr_b:$port" "$drop" "$IDLE_BOUND_MS" ERROR
 echo "idle: ended after $took ms (bound $IDLE_BOUND_MS)"
 grep -Eq "wc $addr_b:$port FLUSH recv" "$work/idle.out" ||
@@ -177,8 +150,8 @@ wait "$pid" || fail "down: $(grep FAIL "$work/down.out")"
 # its frames leave, to a link-layer address no host has: no ARP failure,
 # no refusal, nothing comes back
 in_a ip neigh replace "$nowhere" lladdr 02:00:00:00:00:99 nud permanent \
-	dev "v$$a"
-in_b ip link set "v$$b" up
+	dev "$if_a"
+in_b ip link set "$if_b" up
 link_back
 start_ms=$(now_ms)
 start "$ns_a" nowhere --exit-on-end "$addr_a" 7474 "$nowhere:$port"

@@ -1,32 +1,10 @@
-# What the network-namespace tests of dead peers share (dead_peer.sh,
-# cluster.sh, compat_dead_peer.sh); sourced after testlib.sh, not run.
-# Each test makes namespaces of its own (names with its PID, addresses in
-# 198.18.0.0/15, the benchmarking range of RFC 2544) and decides itself
-# when a link dies: `ip link set ... down` in the dying host's namespace.
+# What the network-namespace tests that run dead_peer share (dead_peer.sh,
+# path_change.sh, cluster.sh, compat_dead_peer.sh); sourced after
+# testlib.sh (whose ns_pair, ns_add and need_netns make the namespaces),
+# not run.  Each test decides itself when a link dies: `ip link set ...
+# down` in the dying host's namespace.
 
 dp="$abs_top_builddir/test/dead_peer"
-
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-
-# Namespaces and veth pairs, and with "bridge" a bridge, or SKIP (77).
-need_netns() {
-	[ "$(id -u)" -eq 0 ] || skip "not root: cannot make network namespaces"
-	command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
-	ip netns add "iwprobe$$" 2>"$work/err" ||
-		skip "cannot make network namespaces: $(cat "$work/err")"
-	_why=
-	ip -n "iwprobe$$" link add p0 type veth peer name p1 2>"$work/err" ||
-		_why="no veth pairs: $(cat "$work/err")"
-	if [ -z "$_why" ] && [ "${1:-}" = bridge ]; then
-		ip -n "iwprobe$$" link add br0 type bridge 2>"$work/err" ||
-			_why="no bridges: $(cat "$work/err")"
-	fi
-	ip netns del "iwprobe$$"
-	[ -z "$_why" ] || skip "$_why"
-}
 
 # CLOCK_MONOTONIC in milliseconds, the clock of dead_peer's lines.
 now_ms() {

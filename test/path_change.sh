@@ -16,7 +16,7 @@ set -eu
 . "$top_srcdir/test/testlib.sh"
 . "$top_srcdir/test/netns_lib.sh"
 dump="$abs_top_builddir/tools/iwarp-dump"
-need_netns
+ns_pair iwp 9000
 
 ACK_MS=10000
 OUTAGE_S=2
@@ -24,39 +24,13 @@ OUTAGE_S=2
 # the FPDUs already in the socket and a busy machine's scheduling
 GRACE_S=0.5
 
-ns_a=iwp$$a
-ns_b=iwp$$b
-net=$((($$ % 200) + 20))
-addr_a=198.18.$net.1
-addr_b=198.18.$net.2
 port=7471
-pids=
-cleanup() {
-	for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
-	ip netns del "$ns_a" 2>/dev/null || true
-	ip netns del "$ns_b" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM # so that cleanup runs then too
-
-in_a() { ip netns exec "$ns_a" "$@"; }
-in_b() { ip netns exec "$ns_b" "$@"; }
 mtu() {
-	in_a ip link set "v$$a" mtu "$1"
-	in_b ip link set "v$$b" mtu "$1"
+	in_a ip link set "$if_a" mtu "$1"
+	in_b ip link set "$if_b" mtu "$1"
 }
 now_s() { date +%s.%N; }
 
-ip netns add "$ns_a"
-ip netns add "$ns_b"
-ip link add "v$$a" netns "$ns_a" type veth peer name "v$$b" netns "$ns_b"
-in_a ip link set lo up
-in_b ip link set lo up
-in_a ip link set "v$$a" mtu 9000 up
-in_b ip link set "v$$b" mtu 9000 up
-in_a ip addr add "$addr_a/24" dev "v$$a"
-in_b ip addr add "$addr_b/24" dev "v$$b"
 # the EMSS: the MTU less IP and TCP headers, and TCP's timestamps if on
 ts=$(in_a cat /proc/sys/net/ipv4/tcp_timestamps)
 hdrs=40
@@ -138,9 +112,9 @@ rounds() {
 	grep " summary " "$work/client2.out" | tail -n 1 | sed 's/.*rounds=//'
 }
 before=$(rounds)
-in_b ip link set "v$$b" down
+in_b ip link set "$if_b" down
 sleep "$OUTAGE_S"
-in_b ip link set "v$$b" up
+in_b ip link set "$if_b" up
 sleep 2
 after=$(rounds)
 ! grep -q " end " "$work/client2.out" &&

@@ -17,58 +17,9 @@ perf="$abs_top_builddir/tools/iwarp-perf"
 dump="$abs_top_builddir/tools/iwarp-dump"
 . "$top_srcdir/test/testlib.sh"
 
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-
-[ "$(id -u)" -eq 0 ] || skip "not root: cannot make network namespaces"
-command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
-
-# names of our own: other tests may make namespaces at the same time
-ns_a=iwl$$a
-ns_b=iwl$$b
-net=$((($$ % 200) + 20)) # 198.18.N.0/24, the benchmarking range (RFC 2544)
-addr_a=198.18.$net.1
-addr_b=198.18.$net.2
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	ip netns del "$ns_a" 2>/dev/null || true
-	ip netns del "$ns_b" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-in_a() { ip netns exec "$ns_a" "$@"; }
-in_b() { ip netns exec "$ns_b" "$@"; }
-
-# the two namespaces and the veth pair between them, MTU $1
-make_link() {
-	ip netns del "$ns_a" 2>/dev/null || true
-	ip netns del "$ns_b" 2>/dev/null || true
-	ip netns add "$ns_a" 2>"$work/err" || return 1
-	ip netns add "$ns_b" 2>>"$work/err" || return 1
-	ip link add "v$$a" netns "$ns_a" type veth peer name "v$$b" \
-		netns "$ns_b" 2>>"$work/err" || return 1
-	in_a ip link set lo up
-	in_b ip link set lo up
-	in_a ip link set "v$$a" mtu "$1" up
-	in_b ip link set "v$$b" mtu "$1" up
-	in_a ip addr add "$addr_a/24" dev "v$$a"
-	in_b ip addr add "$addr_b/24" dev "v$$b"
-}
-
-# Until port $1 listens in namespace B (state 0A); fails after 10 s.
+# Until port $1 listens in namespace B; fails after 10 s.
 wait_listen() {
-	_hex=$(printf '%04X' "$1")
-	_n=0
-	until in_b grep -Eqh "^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:[0-9A-F]+ 0A " \
-		/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
-		_n=$((_n + 1))
-		[ "$_n" -lt 100 ] || fail "nothing listens on $addr_b:$1"
-		sleep 0.1
-	done
+	wait_tcp "$1" 0A "$ns_b" "nothing listens on $addr_b:$1"
 }
 
 # The EMSS of the link: the MTU less the IP and TCP headers and, when TCP
@@ -89,13 +40,14 @@ ping_traced() {
 	in_b timeout 60 "$ping" -s -a "$addr_b" -p "$port" -S 100001 "$@" \
 		2>"$work/server" &
 	server=$!
+	pids=$server
 	wait_listen "$port"
 	in_a env IWARP_TRACE="$work/trace.pcap" timeout 60 "$ping" -c \
 		-a "$addr_b" -p "$port" -S 100001 -C 5 -V "$@" \
 		>"$work/client" 2>&1 ||
 		fail "$variant $*: ping failed: $(cat "$work/client")"
 	wait "$server" || fail "$variant $*: the server failed: $(cat "$work/server")"
-	server=
+	pids=
 	grep -q "5 pings of 100001 octets with $addr_b:$port, all verified" \
 		"$work/client" || fail "$variant $*: $(cat "$work/client")"
 	"$dump" "$work/trace.pcap" >"$work/dump" 2>&1 ||
@@ -127,12 +79,13 @@ perf_ratio() {
 	port=$(in_b sh -c ". '$top_srcdir/test/testlib.sh'; free_port_pair")
 	in_b timeout 60 "$perf" -B "$addr_b" -p "$port" "$@" >/dev/null 2>&1 &
 	server=$!
+	pids=$server
 	wait_listen "$port"
 	in_a timeout 60 "$perf" -t "$_t" -s 65537 -n 1000 -p "$port" --tcp \
 		--json "$@" "$addr_b" >"$work/perf" 2>&1 ||
 		fail "$variant $_t $*: iwarp-perf: $(cat "$work/perf")"
 	wait "$server" || true
-	server=
+	pids=
 	perf_rows_ok "$work/perf"
 	jq -r '"\(.gbps) Gbit/s, TCP \(.tcp.gbps), ratio \(.ratio)"' "$work/perf"
 }
@@ -143,16 +96,13 @@ for variant in mtu1500 mtu9000 tbf1g; do
 	mtu9000) mtu=9000 ;;
 	*) mtu=1500 ;;
 	esac
-	if ! make_link "$mtu"; then
-		[ "$variant" = mtu1500 ] ||
-			fail "$variant: namespaces refused after they worked"
-		skip "cannot make network namespaces: $(cat "$work/err")"
-	fi
+	# a fresh link: the first SKIPs (77) if it cannot be made
+	ns_pair iwl "$mtu"
 	# both ways: Read Responses flow back
 	if [ "$variant" = tbf1g ] &&
-		! { in_a tc qdisc add dev "v$$a" root tbf rate 1gbit \
+		! { in_a tc qdisc add dev "$if_a" root tbf rate 1gbit \
 			burst 256kb latency 50ms 2>"$work/err" &&
-		in_b tc qdisc add dev "v$$b" root tbf rate 1gbit \
+		in_b tc qdisc add dev "$if_b" root tbf rate 1gbit \
 			burst 256kb latency 50ms 2>"$work/err"; }; then
 		echo "$variant: skipped, no tbf: $(cat "$work/err")"
 		skipped="$skipped $variant"

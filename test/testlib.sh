@@ -87,16 +87,25 @@ free_port_pair() {
 
 # Until local port $1 (on any local address) has a socket in
 # state $2 of /proc/net/tcp or tcp6 (0A listening, 01 a connection it
-# accepted); fails after 10 s.
+# accepted), in namespace $3 if given; fails after 10 s, saying $4 if
+# given and then the end of log $5 if given.
 wait_tcp() {
 	_hex=$(printf '%04X' "$1")
 	_n=0
-	until grep -Eqh "^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:[0-9A-F]+ $2 " \
+	until in_ns "${3:-}" grep -Eqh \
+		"^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:[0-9A-F]+ $2 " \
 		/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
 		_n=$((_n + 1))
-		[ "$_n" -lt 100 ] || fail "127.0.0.1:$1 never reached state $2"
+		[ "$_n" -lt 100 ] || fail "${4:-${3:-127.0.0.1}:$1 never reached state $2}${5:+: $(tail -n 5 "$5")}"
 		sleep 0.1
 	done
+}
+
+# $2... in namespace $1, or here when $1 is empty
+in_ns() {
+	_ns=$1
+	shift
+	if [ -n "$_ns" ]; then ip netns exec "$_ns" "$@"; else "$@"; fi
 }
 
 # iwarp-perf --json output $1: one JSON object per line, at least one,
@@ -142,32 +151,86 @@ perf_rows_ok() {
 	[ -z "$_bad" ] || fail "a figure not positive or out of order: $_bad"
 }
 
-# Two network namespaces of this test's own joined by a veth pair, for
-# what must not run over loopback: sets ns_a, ns_b, if_a, if_b, addr_a,
-# addr_b (198.18.N.1 and .2, the benchmarking range of RFC 2544) and
-# removes them on exit (a script with its own EXIT trap calls ns_del in
-# it).  $1: a short prefix of the test's.  Says SKIP
-# (77) when they cannot be made (not root, no ip, no veth).
-ns_pair() {
-	[ "$(id -u)" -eq 0 ] || { echo "SKIP: not root: cannot make network namespaces"; exit 77; }
-	command -v ip >/dev/null 2>&1 || { echo "SKIP: no ip (iproute2)"; exit 77; }
-	ns_a=$1$$a ns_b=$1$$b if_a=v$1$$a if_b=v$1$$b
-	_net=$((($$ % 200) + 20))
-	addr_a=198.18.$_net.1 addr_b=198.18.$_net.2
-	trap 'ns_del; rm -rf "$work"' EXIT
-	ip netns add "$ns_a" 2>"$work/err" && ip netns add "$ns_b" 2>>"$work/err" &&
-		ip link add "$if_a" netns "$ns_a" type veth peer name "$if_b" \
-			netns "$ns_b" 2>>"$work/err" ||
-		{ echo "SKIP: cannot make namespaces and a veth pair: $(cat "$work/err")"; exit 77; }
-	ip -n "$ns_a" link set lo up
-	ip -n "$ns_b" link set lo up
-	ip -n "$ns_a" link set "$if_a" up
-	ip -n "$ns_b" link set "$if_b" up
-	ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a"
-	ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b"
+# ---- network namespaces ---------------------------------------------------
+# A test that must not run over loopback makes namespaces of its own: names
+# with its PID (tests run in parallel), addresses in 198.18.0.0/15, the
+# benchmarking range of RFC 2544.  It puts what it starts in the background
+# into $pids; on exit, and on HUP, INT or TERM, ns_cleanup kills those,
+# deletes the namespaces and removes $work.
+
+pids=
+netns=
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
 }
 
-ns_del() {
-	ip netns del "$ns_a" 2>/dev/null || true
-	ip netns del "$ns_b" 2>/dev/null || true
+# SKIP (77) unless this test can make network namespaces and veth pairs,
+# and with "bridge" a bridge: root, ip(8) and a kernel that has them.
+need_netns() {
+	[ "$(id -u)" -eq 0 ] || skip "not root: cannot make network namespaces"
+	command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
+	ip netns add "iwprobe$$" 2>"$work/err" ||
+		skip "cannot make network namespaces: $(cat "$work/err")"
+	_why=
+	ip -n "iwprobe$$" link add p0 type veth peer name p1 2>"$work/err" ||
+		_why="no veth pairs: $(cat "$work/err")"
+	if [ -z "$_why" ] && [ "${1:-}" = bridge ]; then
+		ip -n "iwprobe$$" link add br0 type bridge 2>"$work/err" ||
+			_why="no bridges: $(cat "$work/err")"
+	fi
+	ip netns del "iwprobe$$"
+	[ -z "$_why" ] || skip "$_why"
 }
+
+ns_cleanup() {
+	for _p in $pids; do kill -KILL "$_p" 2>/dev/null || true; done
+	for _ns in $netns; do ip netns del "$_ns" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+
+# Namespace $1 with its loopback up, deleted on exit.
+ns_add() {
+	if [ -z "$netns" ]; then
+		trap ns_cleanup EXIT
+		trap 'exit 1' HUP INT TERM # so that ns_cleanup runs then too
+	fi
+	case " $netns " in *" $1 "*) ;; *) netns="$netns $1" ;; esac
+	ip netns add "$1" 2>"$work/err" || fail "ip netns add $1: $(cat "$work/err")"
+	ip -n "$1" link set lo up
+}
+
+# Two namespaces joined by a veth pair: ns_pair PREFIX [MTU] sets ns_a
+# and ns_b (PREFIX, the PID, a or b), if_a and if_b (their ends of the
+# pair, up, with MTU if given), subnet (198.18.N, N from the PID) and
+# addr_a and addr_b ($subnet.1 and .2, a /24).  SKIP (77) when the test
+# cannot make them.  Called again, it deletes the pair and makes it anew
+# (a fresh link per variant); that one failing fails the test.
+ns_pair() {
+	if [ -n "${ns_a:-}" ]; then
+		ip netns del "$ns_a" 2>/dev/null || true
+		ip netns del "$ns_b" 2>/dev/null || true
+	else
+		need_netns
+	fi
+	ns_a=$1$$a ns_b=$1$$b if_a=v$1$$a if_b=v$1$$b
+	subnet=198.18.$((($$ % 200) + 20))
+	addr_a=$subnet.1 addr_b=$subnet.2
+	ns_add "$ns_a"
+	ns_add "$ns_b"
+	ip link add "$if_a" netns "$ns_a" type veth peer name "$if_b" \
+		netns "$ns_b" 2>"$work/err" || fail "no veth pair: $(cat "$work/err")"
+	if [ -n "${2:-}" ]; then
+		in_a ip link set "$if_a" mtu "$2"
+		in_b ip link set "$if_b" mtu "$2"
+	fi
+	in_a ip link set "$if_a" up
+	in_b ip link set "$if_b" up
+	in_a ip addr add "$addr_a/24" dev "$if_a"
+	in_b ip addr add "$addr_b/24" dev "$if_b"
+}
+
+# $@ in namespace A (B) of ns_pair
+in_a() { ip netns exec "$ns_a" "$@"; }
+in_b() { ip netns exec "$ns_b" "$@"; }
