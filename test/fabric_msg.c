@@ -6,6 +6,34 @@
  */
 #include "fabric_peer.h"
 
+/* A passive endpoint listening on @addr:@port, its events on @e's EQ;
+ * says "listening" once it is. */
+static struct fid_pep *listen_on(struct ends *e, struct fi_info *hints,
+				 const char *addr, const char *port)
+{
+	struct fid_pep *pep;
+
+	ok(fi_getinfo(FI_VERSION(1, 11), addr, port, FI_SOURCE, hints,
+		      &e->info), "fi_getinfo(server)");
+	open_fabric(e, e->info, true);
+	ok(fi_passive_ep(e->fabric, e->info, &pep, NULL), "fi_passive_ep");
+	ok(fi_pep_bind(pep, &e->eq->fid, 0), "fi_pep_bind");
+	ok(fi_listen(pep), "fi_listen");
+	printf("listening\n");
+	fflush(stdout);
+	return pep;
+}
+
+/* @e's fabric, EQ and domain for connecting to @addr:@port. */
+static void open_client(struct ends *e, struct fi_info *hints,
+			const char *addr, const char *port)
+{
+	ok(fi_getinfo(FI_VERSION(1, 11), addr, port, 0, hints, &e->info),
+	   "fi_getinfo(client)");
+	open_fabric(e, e->info, true);
+	ok(fi_domain(e->fabric, e->info, &e->domain, NULL), "fi_domain");
+}
+
 int msg_server(const char *addr, const char *port)
 {
 	struct fi_info *hints = hints_for(FI_EP_MSG, "verbs"), *req;
@@ -24,14 +52,7 @@ int msg_server(const char *addr, const char *port)
 	struct op rx[2];
 	int cur = 0;
 
-	ok(fi_getinfo(FI_VERSION(1, 11), addr, port, FI_SOURCE, hints,
-		      &e.info), "fi_getinfo(server)");
-	open_fabric(&e, e.info, true);
-	ok(fi_passive_ep(e.fabric, e.info, &pep, NULL), "fi_passive_ep");
-	ok(fi_pep_bind(pep, &e.eq->fid, 0), "fi_pep_bind");
-	ok(fi_listen(pep), "fi_listen");
-	printf("listening\n");
-	fflush(stdout);
+	pep = listen_on(&e, hints, addr, port);
 
 	/* the first request is refused, with a word for the client */
 	expect_event(e.eq, FI_CONNREQ, &ev.cm, sizeof(ev));
@@ -135,10 +156,7 @@ int msg_client(const char *addr, const char *port)
 	uint32_t got;
 	int err;
 
-	ok(fi_getinfo(FI_VERSION(1, 11), addr, port, 0, hints, &e.info),
-	   "fi_getinfo(client)");
-	open_fabric(&e, e.info, true);
-	ok(fi_domain(e.fabric, e.info, &e.domain, NULL), "fi_domain");
+	open_client(&e, hints, addr, port);
 
 	/* refused: an error event, FI_ECONNREFUSED */
 	open_ep(&e, e.info);
@@ -238,10 +256,7 @@ int connect_error(const char *addr, const char *port)
 	uint32_t ev;
 	int err;
 
-	ok(fi_getinfo(FI_VERSION(1, 11), addr, port, 0, hints, &e.info),
-	   "fi_getinfo");
-	open_fabric(&e, e.info, true);
-	ok(fi_domain(e.fabric, e.info, &e.domain, NULL), "fi_domain");
+	open_client(&e, hints, addr, port);
 	open_ep(&e, e.info);
 	ok(fi_connect(e.ep, e.info->dest_addr, NULL, 0), "fi_connect");
 	ev = eq_event(e.eq, &cm, sizeof(cm), &err);
@@ -269,10 +284,7 @@ int msg_victim(const char *addr, const char *port)
 	uint8_t *buf = xalloc(65536);
 	struct fid_mr *mr;
 
-	ok(fi_getinfo(FI_VERSION(1, 11), addr, port, 0, hints, &e.info),
-	   "fi_getinfo");
-	open_fabric(&e, e.info, true);
-	ok(fi_domain(e.fabric, e.info, &e.domain, NULL), "fi_domain");
+	open_client(&e, hints, addr, port);
 	open_ep(&e, e.info);
 	mr = reg(&e, buf, 65536, FI_SEND | FI_RECV);
 	ok(fi_connect(e.ep, e.info->dest_addr, NULL, 0), "fi_connect");
@@ -316,13 +328,7 @@ int msg_survivor(const char *addr, const char *port)
 	uint32_t ev;
 	int err = 0;
 
-	ok(fi_getinfo(FI_VERSION(1, 11), addr, port, FI_SOURCE, hints,
-		      &e.info), "fi_getinfo");
-	open_fabric(&e, e.info, true);
-	ok(fi_passive_ep(e.fabric, e.info, &pep, NULL), "fi_passive_ep");
-	ok(fi_pep_bind(pep, &e.eq->fid, 0), "fi_pep_bind");
-	ok(fi_listen(pep), "fi_listen");
-	printf("listening\n");
+	pep = listen_on(&e, hints, addr, port);
 	expect_event(e.eq, FI_CONNREQ, &cm, sizeof(cm));
 	ok(fi_domain(e.fabric, cm.info, &e.domain, NULL), "fi_domain");
 	open_ep(&e, cm.info);

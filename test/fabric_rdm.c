@@ -18,6 +18,13 @@ static uint32_t seed_of(int i, int j, unsigned int k)
 	return (uint32_t)(i * 100000 + j * 1000) + k;
 }
 
+/* The room message @len takes among the tagged receives: 64 octets at
+ * least, so that every receive has a buffer of its own. */
+static size_t tagged_room(size_t len)
+{
+	return len > 64 ? len : 64;
+}
+
 static void rdm_open(struct ends *e, int self, struct peer *peers, int n)
 {
 	struct fi_info *hints = hints_for(FI_EP_RDM, "verbs;ofi_rxm");
@@ -46,6 +53,8 @@ int rdm(int self, struct peer *peers, int n)
 	size_t inject = 0;
 	const int others = n - 1;
 	const size_t n_tagged = N_SIZES + 2; /* sizes, masked, inject */
+	/* one sender's tagged messages: every size in its room, the others */
+	const size_t tregion = n_tagged * 64 + MAX_LEN + (2u << 20);
 	struct op *tsend, *trecv, *usend, *urecv, *rma;
 	uint8_t *sbuf, *tbuf, *ubuf, *window, *rbuf;
 	struct fid_mr *smr, *tmr, *umr, *wmr, *rmr;
@@ -60,14 +69,12 @@ int rdm(int self, struct peer *peers, int n)
 	if (inject < UNTAGGED_HDR + 8)
 		die("inject size %zu", inject);
 	sbuf = xalloc(MAX_LEN * 2);
-	tbuf = xalloc((size_t)others * (n_tagged * 64 + MAX_LEN + (2u << 20)));
+	tbuf = xalloc((size_t)others * tregion);
 	ubuf = xalloc((size_t)others * n_untagged * ulen);
 	window = xalloc((size_t)MAX_PEERS * WINDOW_SLICE);
 	rbuf = xalloc(WINDOW_SLICE);
 	smr = reg(&e, sbuf, MAX_LEN * 2, FI_SEND | FI_READ | FI_WRITE);
-	tmr = reg(&e, tbuf,
-		  (size_t)others * (n_tagged * 64 + MAX_LEN + (2u << 20)),
-		  FI_RECV);
+	tmr = reg(&e, tbuf, (size_t)others * tregion, FI_RECV);
 	umr = reg(&e, ubuf, (size_t)others * n_untagged * ulen, FI_RECV);
 	wmr = reg(&e, window, (size_t)MAX_PEERS * WINDOW_SLICE,
 		  FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SEND | FI_RECV);
@@ -85,16 +92,15 @@ int rdm(int self, struct peer *peers, int n)
 
 		if (j == self)
 			continue;
-		at = tbuf + (size_t)slot++ * (n_tagged * 64 + MAX_LEN + (2u << 20));
+		at = tbuf + (size_t)slot++ * tregion;
 		for (unsigned int k = 0; k < N_SIZES; k++) {
 			struct op *o = &trecv[j * n_tagged + k];
-			size_t room = sizes[k] ? sizes[k] : 1;
 
 			*o = (struct op){ .what = "tagged receive" };
 			POST(&e, "fi_trecv",
 			     fi_trecv(e.ep, at, sizes[k], fi_mr_desc(tmr),
 				      FI_ADDR_UNSPEC, TAG(j, k), 0, o));
-			at += room > 64 ? room : 64;
+			at += tagged_room(sizes[k]);
 		}
 		/* whatever the low 8 bits: the ignore mask leaves them out */
 		trecv[j * n_tagged + N_SIZES] = (struct op){ .what = "masked receive" };
@@ -196,12 +202,10 @@ int rdm(int self, struct peer *peers, int n)
 
 		if (j == self)
 			continue;
-		at = tbuf + (size_t)slot++ * (n_tagged * 64 + MAX_LEN + (2u << 20));
+		at = tbuf + (size_t)slot++ * tregion;
 		for (unsigned int k = 0; k < N_SIZES; k++) {
-			size_t room = sizes[k] ? sizes[k] : 1;
-
 			check(at, sizes[k], seed_of(j, self, k), "a tagged message");
-			at += room > 64 ? room : 64;
+			at += tagged_room(sizes[k]);
 		}
 		check(at, 40, seed_of(j, self, T_MASKED), "the masked message");
 		at += 64;
