@@ -50,40 +50,42 @@ START_TEST(a_new_qp_has_the_documented_defaults)
 }
 END_TEST
 
-START_TEST(the_environment_sets_a_contexts_defaults_and_bad_values_are_ignored)
+/* What a new QP's timeouts are with IWARP_ACK_TIMEOUT_MS=@ack and
+ * IWARP_KEEPALIVE=@keepalive in the environment (both unset after). */
+static struct iw_qp_timeouts under_env(const char *ack, const char *keepalive)
 {
 	struct e2e_opts o;
 	struct e2e_side s;
 	struct iw_qp_timeouts t;
 
 	e2e_opts_default(&o);
-	setenv("IWARP_ACK_TIMEOUT_MS", "4321", 1);
-	setenv("IWARP_KEEPALIVE", "3,4,5", 1);
+	setenv("IWARP_ACK_TIMEOUT_MS", ack, 1);
+	setenv("IWARP_KEEPALIVE", keepalive, 1);
 	e2e_side_open(&s, &o);
 	t = query(s.qp);
+	e2e_side_close(&s);
+	unsetenv("IWARP_ACK_TIMEOUT_MS");
+	unsetenv("IWARP_KEEPALIVE");
+	return t;
+}
+
+START_TEST(the_environment_sets_a_contexts_defaults_and_bad_values_are_ignored)
+{
+	struct iw_qp_timeouts t;
+
+	t = under_env("4321", "3,4,5");
 	ck_assert_uint_eq(t.ack_timeout_ms, 4321);
 	ck_assert_uint_eq(t.keepalive_idle_s, 3);
 	ck_assert_uint_eq(t.keepalive_interval_s, 4);
 	ck_assert_uint_eq(t.keepalive_count, 5);
-	e2e_side_close(&s);
 
-	setenv("IWARP_ACK_TIMEOUT_MS", "12s", 1);
-	setenv("IWARP_KEEPALIVE", "3,0,5", 1);
-	e2e_side_open(&s, &o);
-	t = query(s.qp);
+	t = under_env("12s", "3,0,5");
 	ck_assert_uint_eq(t.ack_timeout_ms, IW_ACK_TIMEOUT_MS_DEFAULT);
 	ck_assert_uint_eq(t.keepalive_interval_s, IW_KEEPALIVE_INTERVAL_S_DEFAULT);
-	e2e_side_close(&s);
 
-	setenv("IWARP_ACK_TIMEOUT_MS", "0", 1);
-	setenv("IWARP_KEEPALIVE", "0", 1);
-	e2e_side_open(&s, &o);
-	t = query(s.qp);
+	t = under_env("0", "0");
 	ck_assert_uint_eq(t.ack_timeout_ms, 0);
 	ck_assert_uint_eq(t.keepalive_idle_s, 0);
-	e2e_side_close(&s);
-	unsetenv("IWARP_ACK_TIMEOUT_MS");
-	unsetenv("IWARP_KEEPALIVE");
 }
 END_TEST
 
