@@ -51,6 +51,21 @@ wait_endpoint() {
 	fail "no endpoint for process $1: $(ls -l "$IWARP_STATS_DIR")"
 }
 
+# An iwarp-perf server on a free port of 127.0.0.1 in the background, with
+# the environment $2... added, its output in $work/$1: once it listens,
+# $srv is its timeout(1), which $pids holds, and $srvp the program itself.
+perf_server() {
+	_log=$1
+	shift
+	port=$(free_port)
+	env "$@" timeout -k 5 60 "$perf" -p "$port" -B 127.0.0.1 \
+		>"$work/$_log" 2>&1 &
+	srv=$!
+	pids="$pids $srv"
+	wait_tcp "$port" 0A
+	srvp=$(child_of "$srv")
+}
+
 # ---- iwarp-perf: both ends in one process, RDMA Writes ------------------
 timeout -k 5 60 "$perf" --loopback -t write -s 64k --duration 4 \
 	>"$work/perf" 2>&1 &
@@ -169,13 +184,8 @@ wait "$pts" || fail "ib_write_bw server: exit $?: $(tail -n 5 "$work/pts")"
 pids=
 
 # ---- SIGKILL: the socket stays, iwarp-stat removes it ---------------------
-port=$(free_port)
-timeout -k 5 60 "$perf" -p "$port" -B 127.0.0.1 >"$work/k" 2>&1 &
-k=$!
-pids="$pids $k"
-wait_tcp "$port" 0A
-# the program itself, not timeout(1)
-kp=$(child_of "$k")
+perf_server k
+k=$srv kp=$srvp # the program itself, not timeout(1), is killed
 wait_endpoint "$kp"
 kill -KILL "$kp"
 wait "$k" 2>/dev/null || :
@@ -193,21 +203,15 @@ grep -q "removed .*$kp.sock" "$work/s.err" || fail "not said: $(cat "$work/s.err
 rm -f "$IWARP_STATS_DIR/$$.sock"
 "$stat" | grep -q "no libiwarp processes" || fail "table of none"
 # the next program to open an endpoint removes one left behind as well
-port=$(free_port)
-timeout -k 5 60 "$perf" -p "$port" -B 127.0.0.1 >"$work/k2" 2>&1 &
-k=$!
-pids="$pids $k"
-kp=$(child_of "$k")
+perf_server k2
+k=$srv kp=$srvp
 wait_endpoint "$kp"
 kill -KILL "$kp"
 wait "$k" 2>/dev/null || :
 [ -S "$IWARP_STATS_DIR/$kp.sock" ] || fail "no socket left by the second kill"
-port=$(free_port)
-timeout -k 5 60 "$perf" -p "$port" -B 127.0.0.1 >"$work/k3" 2>&1 &
-k3=$!
-pids="$pids $k3"
-k3p=$(child_of "$k3")
-wait_endpoint "$k3p"
+perf_server k3
+k3=$srv
+wait_endpoint "$srvp"
 [ ! -e "$IWARP_STATS_DIR/$kp.sock" ] ||
 	fail "a new program's endpoint left the stale one of $kp"
 kill "$k3" 2>/dev/null || :
@@ -216,13 +220,8 @@ pids=
 rm -f "$IWARP_STATS_DIR"/*.sock
 
 # ---- IWARP_STATS=0: no endpoint ------------------------------------------
-port=$(free_port)
-IWARP_STATS=0 timeout -k 5 60 "$perf" -p "$port" -B 127.0.0.1 \
-	>"$work/z" 2>&1 &
-z=$!
-pids="$pids $z"
-wait_tcp "$port" 0A
-zp=$(child_of "$z")
+perf_server z IWARP_STATS=0
+z=$srv zp=$srvp
 rc=0
 "$stat" -p "$zp" 2>"$work/z.err" || rc=$?
 [ "$rc" -eq 1 ] && grep -q "IWARP_STATS=0" "$work/z.err" ||
