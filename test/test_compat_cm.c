@@ -197,6 +197,15 @@ static void pair_free(struct pair *p)
 	side_free(&p->s);
 }
 
+/* The client ends the connection, both sides see it end, the pair goes. */
+static void pair_disconnect_free(struct pair *p)
+{
+	ck_assert_int_eq(rdma_disconnect(p->c.id), 0);
+	expect(p->c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	expect(p->s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	pair_free(p);
+}
+
 static void poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
 {
 	int got = 0;
@@ -361,10 +370,7 @@ START_TEST(every_opcode_and_flag_moves_verified_data)
 	}
 	ck_assert_int_eq(ibv_dereg_mr(target), 0);
 
-	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
-	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	pair_free(&p);
+	pair_disconnect_free(&p);
 }
 END_TEST
 
@@ -440,10 +446,7 @@ START_TEST(qp_ex_builders_and_cq_ex_polling)
 	ck_assert_int_eq(n, 0);
 
 	/* cq_ex polling of real completions */
-	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
-	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	pair_free(&p);
+	pair_disconnect_free(&p);
 }
 END_TEST
 
@@ -553,10 +556,7 @@ START_TEST(rfc7306_atomics_and_immediate_data_with_iwarp_rfc7306)
 	ck_assert_ptr_eq(bad, &w);
 
 	ck_assert_int_eq(ibv_dereg_mr(amr), 0);
-	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
-	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	pair_free(&p);
+	pair_disconnect_free(&p);
 }
 END_TEST
 
@@ -579,10 +579,7 @@ START_TEST(without_iwarp_rfc7306_atomics_are_refused)
 	ck_assert_ptr_eq(bad, &w);
 	w.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
 	ck_assert_int_eq(ibv_post_send(p.c.id->qp, &w, &bad), EOPNOTSUPP);
-	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
-	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	pair_free(&p);
+	pair_disconnect_free(&p);
 }
 END_TEST
 
@@ -722,10 +719,7 @@ START_TEST(a_refused_connection_is_tried_again_until_the_server_listens)
 	wc_ok(&wc, 3, IBV_WC_SEND, 16);
 	poll_n(p.s.cq, &wc, 1);
 	wc_ok(&wc, 2, IBV_WC_RECV, 16);
-	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
-	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	pair_free(&p);
+	pair_disconnect_free(&p);
 }
 END_TEST
 
@@ -1192,10 +1186,7 @@ START_TEST(an_identifier_migrated_after_creation_connects)
 	ck_assert_int_eq(rdma_accept(p.s.id, NULL), 0);
 	expect(p.s.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
 	expect(p.c.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
-	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
-	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	pair_free(&p);
+	pair_disconnect_free(&p);
 }
 END_TEST
 
@@ -1281,10 +1272,7 @@ START_TEST(a_qp_asked_for_no_inline_data_sends_it_inline)
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_uint_eq(wc.byte_len, sizeof(msg));
 	ck_assert_mem_eq(p.s.buf, msg, sizeof(msg));
-	ck_assert_int_eq(rdma_disconnect(p.c.id), 0);
-	expect(p.c.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	expect(p.s.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
-	pair_free(&p);
+	pair_disconnect_free(&p);
 }
 END_TEST
 
