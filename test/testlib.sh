@@ -203,10 +203,12 @@ ns_add() {
 
 # Two namespaces joined by a veth pair: ns_pair PREFIX [MTU] sets ns_a
 # and ns_b (PREFIX, the PID, a or b), if_a and if_b (their ends of the
-# pair, up, with MTU if given), subnet (198.18.N, N from the PID) and
-# addr_a and addr_b ($subnet.1 and .2, a /24).  SKIP (77) when the test
-# cannot make them.  Called again, it deletes the pair and makes it anew
-# (a fresh link per variant); that one failing fails the test.
+# pair, up, with MTU if given; v before the namespace's name, so PREFIX
+# is a few letters: an interface's name holds 15), subnet (198.18.N, N
+# from the PID) and addr_a and addr_b ($subnet.1 and .2, a /24).  SKIP
+# (77) when the test cannot make them.  Called again, it deletes the pair
+# and makes it anew (a fresh link per variant); that one failing fails
+# the test.
 ns_pair() {
 	if [ -n "${ns_a:-}" ]; then
 		ip netns del "$ns_a" 2>/dev/null || true
