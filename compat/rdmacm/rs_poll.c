@@ -7,6 +7,8 @@
  * news comes on, its CQ channel (the CQ armed first) and its CM channel,
  * and the wait is one poll(2) over those and the ordinary descriptors.
  */
+/* POLLRDHUP */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -55,7 +57,14 @@ static short rs_revents(struct rsock *rs, short events, bool arm)
 			rev |= POLLIN;
 		if ((events & POLLOUT) && rs_can_send(rs))
 			rev |= POLLOUT;
-		if (!(rs->state & RS_CONNECTED))
+		/*
+		 * As TCP after the peer's FIN: what arrived before the peer
+		 * left is readable first, and the hangup shows once it is
+		 * read (programs take POLLHUP for the end and stop reading).
+		 */
+		if (!(rs->state & RS_CONNECTED) && rs_have_rdata(rs))
+			rev |= events & POLLRDHUP;
+		else if (!(rs->state & RS_CONNECTED))
 			rev |= rs->state == RS_DISCONNECTED ? POLLHUP : POLLERR;
 		return rev;
 	}
