@@ -613,6 +613,8 @@ ssize_t rs_recv_locked(struct rsock *rs, void *vbuf, size_t len, int flags)
 
 	if (!(rs->state & (RS_CONNECTED | RS_DISCONNECTED | RS_ERROR)))
 		return ERR(ENOTCONN);
+	if (!len)
+		return 0; /* as recv(2): nothing asked, nothing awaited */
 	do {
 		if (!rs_have_rdata(rs)) {
 			ret = rs_get_comp(rs, rs_nonblocking(rs, flags),
