@@ -510,6 +510,52 @@ START_TEST(options_read_back)
 }
 END_TEST
 
+/* A non-blocking connect: EINPROGRESS, then POLLOUT and SO_ERROR say how. */
+START_TEST(non_blocking_connect_reports_through_rpoll)
+{
+	uint16_t port;
+	int ls = listener(&port), fds[2], err = -1;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct pollfd f = { .events = POLLOUT };
+	socklen_t len = sizeof(err);
+	pthread_t t;
+	char c = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons(port);
+	f.fd = rsocket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	ck_assert_int_ge(f.fd, 0);
+	fds[0] = ls;
+	ck_assert_int_eq(pthread_create(&t, NULL, accept_thread, fds), 0);
+	if (rconnect(f.fd, (struct sockaddr *)&a, sizeof(a)))
+		ck_assert_int_eq(errno, EINPROGRESS);
+	ck_assert_int_eq(rpoll(&f, 1, 10000), 1);
+	ck_assert(f.revents & POLLOUT);
+	ck_assert_int_eq(rgetsockopt(f.fd, SOL_SOCKET, SO_ERROR, &err, &len), 0);
+	ck_assert_int_eq(err, 0);
+	pthread_join(t, NULL);
+	ck_assert_int_ge(fds[1], 0);
+	ck_assert_int_eq(rsend(f.fd, "n", 1, 0), 1);
+	ck_assert_int_eq(rrecv(fds[1], &c, 1, MSG_WAITALL), 1);
+	ck_assert_int_eq(c, 'n');
+	rclose(fds[1]);
+	rclose(f.fd);
+
+	/* nothing listens any more: the error shows the same way */
+	rclose(ls);
+	f.fd = rsocket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	f.revents = 0;
+	if (rconnect(f.fd, (struct sockaddr *)&a, sizeof(a)))
+		ck_assert_int_eq(errno, EINPROGRESS);
+	ck_assert_int_eq(rpoll(&f, 1, 20000), 1);
+	ck_assert(f.revents & (POLLERR | POLLHUP));
+	len = sizeof(err);
+	ck_assert_int_eq(rgetsockopt(f.fd, SOL_SOCKET, SO_ERROR, &err, &len), 0);
+	ck_assert_int_eq(err, ECONNREFUSED);
+	rclose(f.fd);
+}
+END_TEST
+
 static Suite *rsockets_suite(void)
 {
 	Suite *s = suite_create("rsockets");
@@ -529,6 +575,7 @@ static Suite *rsockets_suite(void)
 	tcase_add_test(tc, many_rsockets_at_once);
 	tcase_add_test(tc, errors_as_sockets_give_them);
 	tcase_add_test(tc, options_read_back);
+	tcase_add_test(tc, non_blocking_connect_reports_through_rpoll);
 	suite_add_tcase(s, tc);
 	return s;
 }
