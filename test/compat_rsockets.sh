@@ -3,7 +3,8 @@
 # iwarp-run: rstream in its blocking, non-blocking and async (rpoll)
 # modes with several sizes and counts, its data verified; riostream,
 # whose data goes by riowrite into the peer's riomap; rcopy of a file
-# whose checksum must come out the same.  Every run is bounded by
+# whose checksum must come out the same; IPv6; a peer killed mid-stream
+# is reported at once, not waited for.  Every run is bounded by
 # timeout(1), and a server left running is killed on exit.
 set -eu
 
@@ -14,24 +15,28 @@ for prog in rstream riostream rcopy; do
 		{ echo "SKIP: $prog not found (Debian package rdmacm-utils)"; exit 77; }
 done
 server=
+client=
+host=
+sargs=
 cleanup() {
-	if [ -n "$server" ]; then
-		kill "$server" 2>/dev/null || :
-		wait "$server" 2>/dev/null || :
-	fi
+	for p in $server $client; do
+		kill "$p" 2>/dev/null || :
+		wait "$p" 2>/dev/null || :
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-# $1: program, $2: arguments of both ends, $3: a line both must print
+# $1: program, $2: arguments of both ends, $3: a line both must print;
+# $host: the server's address (127.0.0.1), $sargs: the server's own arguments
 pair() {
 	port=$(free_port)
 	# shellcheck disable=SC2086 # word splitting wanted
-	timeout -k 5 60 "$run" $1 $2 -p "$port" >"$work/server" 2>&1 &
+	timeout -k 5 60 "$run" $1 $2 $sargs -p "$port" >"$work/server" 2>&1 &
 	server=$!
 	wait_tcp "$port" 0A
 	# shellcheck disable=SC2086
-	timeout -k 5 60 "$run" $1 -s 127.0.0.1 $2 -p "$port" >"$work/client" 2>&1 ||
+	timeout -k 5 60 "$run" $1 -s "${host:-127.0.0.1}" $2 -p "$port" >"$work/client" 2>&1 ||
 		fail "$1 $2: client exit $?: $(cat "$work/client")"
 	status=0
 	wait "$server" || status=$?
@@ -62,6 +67,13 @@ pair rstream "-T v -B 8192 -i 16 -S 30000 -C 100" '^custom +29k +100 +1 '
 pair rstream "-T v" '^1m_bw +1m +100 +1 '
 n=$((n + 4))
 
+if grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null; then
+	host=::1 sargs="-b ::1"
+	pair rstream "-f ipv6 -T v -S 4096 -C 500" '^custom +4k +500 +1 '
+	host= sargs=
+	n=$((n + 1))
+fi
+
 for mode in "" "-T b" "-T n" "-T a"; do
 	pair riostream "$mode -T v -S 4096 -C 200" '^custom +4k +200 +1 '
 	n=$((n + 1))
@@ -83,4 +95,28 @@ server=
 [ "$(sha256sum <"$work/src")" = "$(sha256sum <"$work/dst")" ] ||
 	fail "rcopy: the copy differs: $(cat "$work/client" "$work/server")"
 
-echo "compat_rsockets: $n rstream/riostream runs and rcopy of 3 MB, both ends over libiwarp"
+# the server killed mid-stream: the client is told within a second or so
+port=$(free_port)
+timeout -k 5 60 "$run" rstream -S 65536 -C 1000000 -p "$port" >"$work/server" 2>&1 &
+server=$!
+wait_tcp "$port" 0A
+timeout -k 5 60 "$run" rstream -s 127.0.0.1 -S 65536 -C 1000000 -p "$port" \
+	>"$work/client" 2>&1 &
+client=$!
+sleep 1
+pid=$(pgrep -P "$server" rstream) || fail "no rstream server under $server"
+kill -9 "$pid"
+wait "$server" 2>/dev/null || :
+server=
+t0=$(date +%s)
+status=0
+wait "$client" || status=$?
+client=
+[ "$status" -ne 0 ] || fail "killed server: client exit 0: $(cat "$work/client")"
+[ $(($(date +%s) - t0)) -lt 10 ] ||
+	fail "killed server: client took $(($(date +%s) - t0)) s to notice"
+grep -Eq 'reset|Broken pipe' "$work/client" ||
+	fail "killed server: client says $(cat "$work/client")"
+n=$((n + 1))
+
+echo "compat_rsockets: $n rstream/riostream runs (IPv6, a killed peer among them) and rcopy of 3 MB, both ends over libiwarp"
