@@ -70,7 +70,7 @@ n=$((n + 4))
 if grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null; then
 	host=::1 sargs="-b ::1"
 	pair rstream "-f ipv6 -T v -S 4096 -C 500" '^custom +4k +500 +1 '
-	host= sargs=
+	host='' sargs=''
 	n=$((n + 1))
 fi
 
