@@ -556,6 +556,101 @@ START_TEST(non_blocking_connect_reports_through_rpoll)
 }
 END_TEST
 
+struct blob {
+	int fd;
+	const uint8_t *p;
+	size_t len;
+};
+
+static void *send_blob(void *arg)
+{
+	struct blob *b = arg;
+	size_t off = 0;
+
+	while (off < b->len) {
+		ssize_t n = rsend(b->fd, b->p + off, b->len - off, 0);
+
+		if (n <= 0)
+			return (void *)(intptr_t)errno;
+		off += (size_t)n;
+	}
+	return NULL;
+}
+
+static void small_queues(int fd)
+{
+	int v = 16;
+
+	ck_assert_int_eq(rsetsockopt(fd, SOL_RDMA, RDMA_SQSIZE, &v, sizeof(v)), 0);
+	ck_assert_int_eq(rsetsockopt(fd, SOL_RDMA, RDMA_RQSIZE, &v, sizeof(v)), 0);
+	v = 0;
+	ck_assert_int_eq(rsetsockopt(fd, SOL_RDMA, RDMA_INLINE, &v, sizeof(v)), 0);
+	v = 4096;
+	ck_assert_int_eq(rsetsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)), 0);
+	ck_assert_int_eq(rsetsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)), 0);
+}
+
+/*
+ * The smallest queues and buffers at both ends (set on the listener, so
+ * the accepted rsocket has them too): credits and buffer halves run out
+ * all the time, and 3 MB still arrive whole and in order.
+ */
+START_TEST(smallest_queues_and_buffers_still_carry_everything)
+{
+	const size_t total = 3u << 20;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int ls = rsocket(AF_INET, SOCK_STREAM, 0), fds[2];
+	uint8_t *src = malloc(total), *dst = malloc(total);
+	struct blob b;
+	pthread_t t, ta;
+	size_t got = 0;
+	void *err;
+
+	for (size_t i = 0; i < total; i++)
+		src[i] = pattern(i);
+	small_queues(ls);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(rbind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(rlisten(ls, 4), 0);
+	ck_assert_int_eq(rgetsockname(ls, (struct sockaddr *)&a, &len), 0);
+	fds[0] = ls;
+	ck_assert_int_eq(pthread_create(&ta, NULL, accept_thread, fds), 0);
+	b.fd = rsocket(AF_INET, SOCK_STREAM, 0);
+	small_queues(b.fd);
+	ck_assert_int_eq(rconnect(b.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	pthread_join(ta, NULL);
+	ck_assert_int_ge(fds[1], 0);
+	{
+		int v = 0;
+		socklen_t vl = sizeof(v);
+
+		ck_assert_int_eq(rgetsockopt(fds[1], SOL_RDMA, RDMA_RQSIZE, &v, &vl), 0);
+		ck_assert_int_eq(v, 16);
+		vl = sizeof(v);
+		ck_assert_int_eq(rgetsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &v, &vl), 0);
+		ck_assert_int_le(v, 8192);
+	}
+	b.p = src;
+	b.len = total;
+	ck_assert_int_eq(pthread_create(&t, NULL, send_blob, &b), 0);
+	while (got < total) {
+		ssize_t n = rrecv(fds[1], dst + got, total - got, 0);
+
+		require(n > 0, "rrecv %zd at %zu: %s", n, got, strerror(errno));
+		got += (size_t)n;
+	}
+	pthread_join(t, &err);
+	ck_assert_ptr_null(err);
+	ck_assert_int_eq(memcmp(src, dst, total), 0);
+	rclose(b.fd);
+	rclose(fds[1]);
+	rclose(ls);
+	free(src);
+	free(dst);
+}
+END_TEST
+
 static Suite *rsockets_suite(void)
 {
 	Suite *s = suite_create("rsockets");
@@ -568,6 +663,7 @@ static Suite *rsockets_suite(void)
 	tcase_add_test(tc, shutdown_of_one_direction);
 	tcase_add_test(tc, close_while_the_peer_sends);
 	tcase_add_test(tc, names_of_both_ends);
+	tcase_add_test(tc, smallest_queues_and_buffers_still_carry_everything);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("many");
 	tcase_set_timeout(tc, 60);
