@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -932,9 +933,20 @@ static void connect_start(struct tp_conn *c, const struct sockaddr *sa,
 	}
 }
 
+/*
+ * A TCP socket by the system call itself: a preloaded library that moves
+ * a program's sockets onto RDMA (rdma-core's librspreload.so, whose
+ * rsockets may run on this very stack) must not take libiwarp's own.
+ */
+static int tcp_socket(int family)
+{
+	return (int)syscall(SYS_socket, family,
+			    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
 static int connect_socket(int family)
 {
-	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = tcp_socket(family);
 	int rc;
 
 	if (fd < 0)
@@ -1127,16 +1139,30 @@ int tp_listen(struct tp_listener *tl, struct event_base *base,
 	tl->resume = evtimer_new(base, on_resume, tl);
 	if (!tl->resume)
 		return -ENOMEM;
-	tl->l = evconnlistener_new_bind(base, on_accept, tl,
-					LEV_OPT_CLOSE_ON_FREE |
-						LEV_OPT_REUSEABLE |
-						LEV_OPT_THREADSAFE |
-						LEV_OPT_CLOSE_ON_EXEC,
-					backlog > 0 ? backlog : 128, sa,
-					(int)len);
+	/* as evconnlistener_new_bind() would, but with tcp_socket() */
+	int one = 1, fd = tcp_socket(sa->sa_family);
+
+	tl->l = NULL;
+	errno = 0;
+	if (fd >= 0 &&
+	    (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	     bind(fd, sa, len))) {
+		int e = errno;
+
+		close(fd);
+		fd = -1;
+		errno = e;
+	}
+	if (fd >= 0)
+		tl->l = evconnlistener_new(base, on_accept, tl,
+					   LEV_OPT_CLOSE_ON_FREE |
+						   LEV_OPT_THREADSAFE,
+					   backlog > 0 ? backlog : 128, fd);
 	if (!tl->l) {
 		int e = errno ? errno : EADDRINUSE;
 
+		if (fd >= 0)
+			close(fd);
 		event_free(tl->resume);
 		tl->resume = NULL;
 		return -e;

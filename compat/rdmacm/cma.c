@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "compat/rdmacm/cma.h"
@@ -262,7 +263,8 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	c = to_cma_id(id);
 	if (c->state != CMA_IDLE)
 		return ERR(EINVAL);
-	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* the system call: a preloaded librspreload.so must not take it */
+	fd = (int)syscall(SYS_socket, addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
@@ -285,7 +287,8 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 static int route_source(const struct sockaddr *dst, struct sockaddr_storage *src)
 {
 	socklen_t sl = sizeof(*src);
-	int fd = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int fd = (int)syscall(SYS_socket, dst->sa_family,
+			     SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int rc = 0;
 
 	if (fd < 0)

@@ -1,0 +1,683 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rsockets over libiwarp's librdmacm, both ends in this process on
+ * 127.0.0.1: the edges of the socket calls that rdma-core's example
+ * programs do not reach.  Partial sends and receives with the bytes
+ * checked in order, zero-length calls, rpoll and rselect timeouts over
+ * several rsockets and a pipe, shutdown of one direction, a close while
+ * the peer is sending, the errors sockets give, and many rsockets at once.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/rsocket.h>
+
+#include "testutil.h"
+
+struct conn {
+	int c, s; /* the connecting and the accepted end */
+};
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* A listener on 127.0.0.1 at a port the stack chose. */
+static int listener(uint16_t *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int ls = rsocket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(ls, 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(rbind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(rlisten(ls, 64), 0);
+	ck_assert_int_eq(rgetsockname(ls, (struct sockaddr *)&a, &len), 0);
+	ck_assert_uint_ne(a.sin_port, 0);
+	*port = ntohs(a.sin_port);
+	return ls;
+}
+
+static void *accept_thread(void *arg)
+{
+	int *fds = arg; /* listener in, accepted out */
+
+	fds[1] = raccept(fds[0], NULL, NULL);
+	return NULL;
+}
+
+static struct conn connect_pair(int ls, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	int fds[2] = { ls, -1 };
+	struct conn k;
+	pthread_t t;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(pthread_create(&t, NULL, accept_thread, fds), 0);
+	k.c = rsocket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(k.c, 0);
+	ck_assert_int_eq(rconnect(k.c, (struct sockaddr *)&a, sizeof(a)), 0);
+	pthread_join(t, NULL);
+	k.s = fds[1];
+	ck_assert_int_ge(k.s, 0);
+	return k;
+}
+
+static struct conn one_pair(void)
+{
+	uint16_t port;
+	int ls = listener(&port);
+	struct conn k = connect_pair(ls, port);
+
+	ck_assert_int_eq(rclose(ls), 0);
+	return k;
+}
+
+static void nonblock(int fd)
+{
+	ck_assert_int_eq(rfcntl(fd, F_SETFL, rfcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+	ck_assert(rfcntl(fd, F_GETFL) & O_NONBLOCK);
+}
+
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)(i * 131 + (i >> 9));
+}
+
+/*
+ * 6 MB through a non-blocking pair from one thread: the sender hands over
+ * what fits (never all of it at once, as the buffers are smaller), the
+ * receiver takes odd-sized pieces, and every byte comes out in order.
+ */
+START_TEST(partial_sends_and_receives_keep_the_bytes_in_order)
+{
+	const size_t total = 6u << 20;
+	struct conn k = one_pair();
+	uint8_t *src = malloc(total), *dst = malloc(total);
+	size_t sent = 0, got = 0, piece = 1;
+	bool partial = false, again = false;
+	double t0 = now_ms();
+
+	for (size_t i = 0; i < total; i++)
+		src[i] = pattern(i);
+	nonblock(k.c);
+	nonblock(k.s);
+	while (got < total) {
+		require(now_ms() - t0 < 30000, "stalled at %zu of %zu", got, total);
+		if (sent < total) {
+			ssize_t n = rsend(k.c, src + sent, total - sent, 0);
+
+			if (n < 0) {
+				ck_assert_int_eq(errno, EAGAIN);
+				again = true;
+			} else {
+				ck_assert_int_gt(n, 0);
+				partial |= (size_t)n < total - sent;
+				sent += (size_t)n;
+			}
+		}
+		ssize_t r = rrecv(k.s, dst + got, piece < total - got ? piece : total - got, 0);
+
+		if (r < 0) {
+			require(errno == EAGAIN, "rrecv: %s", strerror(errno));
+		} else {
+			require(r > 0, "end of stream at %zu", got);
+			got += (size_t)r;
+		}
+		piece = piece * 3 + 7;
+		if (piece > 300000)
+			piece = 1;
+	}
+	ck_assert(partial);
+	ck_assert(again);
+	ck_assert_int_eq(memcmp(src, dst, total), 0);
+	/* nothing more: a non-blocking receive says so */
+	errno = 0;
+	ck_assert_int_eq(rrecv(k.s, dst, 1, 0), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	rclose(k.c);
+	rclose(k.s);
+	free(src);
+	free(dst);
+}
+END_TEST
+
+/* MSG_PEEK leaves the bytes; readv/writev split across vectors. */
+START_TEST(peek_and_vectors)
+{
+	struct conn k = one_pair();
+	char a[3] = "ab", b[5] = "cdef", out[16] = { 0 };
+	struct iovec wv[2] = { { a, 2 }, { b, 4 } };
+	struct iovec rv[2] = { { out, 1 }, { out + 1, 10 } };
+	ssize_t n = 0;
+
+	ck_assert_int_eq(rwritev(k.c, wv, 2), 6);
+	ck_assert_int_eq(rrecv(k.s, out, 3, MSG_PEEK | MSG_WAITALL), 3);
+	ck_assert_int_eq(memcmp(out, "abc", 3), 0);
+	memset(out, 0, sizeof(out));
+	while (n < 6) {
+		ssize_t r = rreadv(k.s, rv, 2);
+
+		ck_assert_int_gt(r, 0);
+		n += r;
+		rv[0].iov_base = out + n;
+		rv[0].iov_len = 1;
+		rv[1].iov_base = out + n + 1;
+	}
+	ck_assert_str_eq(out, "abcdef");
+	rclose(k.c);
+	rclose(k.s);
+}
+END_TEST
+
+/* Zero octets: nothing goes on the wire and nothing waits. */
+START_TEST(zero_length_calls_return_at_once)
+{
+	struct conn k = one_pair();
+	char c = 0;
+	double t0;
+
+	ck_assert_int_eq(rsend(k.c, "", 0, 0), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(rrecv(k.s, &c, 0, 0), 0);
+	ck_assert_double_lt(now_ms() - t0, 1000);
+	/* the zero-length send left nothing for the peer */
+	nonblock(k.s);
+	errno = 0;
+	ck_assert_int_eq(rrecv(k.s, &c, 1, 0), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_int_eq(rsend(k.c, "z", 1, 0), 1);
+	{
+		struct pollfd f = { .fd = k.s, .events = POLLIN };
+
+		ck_assert_int_eq(rpoll(&f, 1, 5000), 1);
+	}
+	ck_assert_int_eq(rrecv(k.s, &c, 1, 0), 1);
+	ck_assert_int_eq(c, 'z');
+	rclose(k.c);
+	rclose(k.s);
+}
+END_TEST
+
+/*
+ * rpoll over three connections and a pipe: the timeout runs out when
+ * nothing comes; then exactly the descriptors with news report it.
+ */
+START_TEST(rpoll_times_out_and_reports_only_what_is_ready)
+{
+	uint16_t port;
+	int ls = listener(&port), p[2];
+	struct conn k[3];
+	struct pollfd f[4];
+	char buf[8];
+	double t0, dt;
+
+	for (int i = 0; i < 3; i++)
+		k[i] = connect_pair(ls, port);
+	ck_assert_int_eq(pipe(p), 0);
+	for (int i = 0; i < 3; i++)
+		f[i] = (struct pollfd){ .fd = k[i].s, .events = POLLIN };
+	f[3] = (struct pollfd){ .fd = p[0], .events = POLLIN };
+
+	t0 = now_ms();
+	ck_assert_int_eq(rpoll(f, 4, 0), 0);
+	ck_assert_double_lt(now_ms() - t0, 500);
+	t0 = now_ms();
+	ck_assert_int_eq(rpoll(f, 4, 300), 0);
+	dt = now_ms() - t0;
+	ck_assert_double_ge(dt, 250);
+	ck_assert_double_lt(dt, 5000);
+
+	ck_assert_int_eq(rsend(k[1].c, "x", 1, 0), 1);
+	ck_assert_int_eq(rpoll(f, 4, 5000), 1);
+	ck_assert_int_eq(f[0].revents, 0);
+	ck_assert_int_eq(f[1].revents, POLLIN);
+	ck_assert_int_eq(f[2].revents, 0);
+	ck_assert_int_eq(f[3].revents, 0);
+	ck_assert_int_eq(write(p[1], "y", 1), 1);
+	ck_assert_int_eq(rsend(k[2].c, "z", 1, 0), 1);
+	t0 = now_ms();
+	while (rpoll(f, 4, 5000) < 3)
+		require(now_ms() - t0 < 5000, "not all ready");
+	ck_assert(f[1].revents & POLLIN);
+	ck_assert(f[2].revents & POLLIN);
+	ck_assert(f[3].revents & POLLIN);
+	ck_assert_int_eq(f[0].revents, 0);
+	ck_assert_int_eq(rrecv(k[1].s, buf, sizeof(buf), 0), 1);
+	ck_assert_int_eq(rrecv(k[2].s, buf, sizeof(buf), 0), 1);
+	ck_assert_int_eq(read(p[0], buf, 1), 1);
+	ck_assert_int_eq(rpoll(f, 4, 50), 0);
+
+	/* a connected rsocket with room to send is writable */
+	f[0].events = POLLOUT;
+	ck_assert_int_eq(rpoll(f, 1, 1000), 1);
+	ck_assert_int_eq(f[0].revents, POLLOUT);
+
+	/* rselect sees the same */
+	{
+		fd_set r;
+		struct timeval tv = { 0, 200000 };
+		int max = p[0];
+
+		FD_ZERO(&r);
+		for (int i = 0; i < 3; i++) {
+			FD_SET(k[i].s, &r);
+			if (k[i].s > max)
+				max = k[i].s;
+		}
+		FD_SET(p[0], &r);
+		t0 = now_ms();
+		ck_assert_int_eq(rselect(max + 1, &r, NULL, NULL, &tv), 0);
+		ck_assert_double_ge(now_ms() - t0, 150);
+		FD_ZERO(&r);
+		for (int i = 0; i < 3; i++)
+			FD_SET(k[i].s, &r);
+		FD_SET(p[0], &r);
+		tv = (struct timeval){ 5, 0 };
+		ck_assert_int_eq(rsend(k[0].c, "w", 1, 0), 1);
+		ck_assert_int_eq(rselect(max + 1, &r, NULL, NULL, &tv), 1);
+		ck_assert(FD_ISSET(k[0].s, &r));
+		ck_assert(!FD_ISSET(k[1].s, &r));
+		ck_assert(!FD_ISSET(p[0], &r));
+	}
+	for (int i = 0; i < 3; i++) {
+		rclose(k[i].c);
+		rclose(k[i].s);
+	}
+	rclose(ls);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+/* SHUT_WR: the peer reads the data, then the end; the other way still works. */
+START_TEST(shutdown_of_one_direction)
+{
+	struct conn k = one_pair();
+	char buf[16];
+	struct pollfd f = { .events = POLLIN };
+
+	ck_assert_int_eq(rsend(k.c, "last", 4, 0), 4);
+	ck_assert_int_eq(rshutdown(k.c, SHUT_WR), 0);
+	ck_assert_int_eq(rrecv(k.s, buf, 4, MSG_WAITALL), 4);
+	ck_assert_int_eq(memcmp(buf, "last", 4), 0);
+	ck_assert_int_eq(rrecv(k.s, buf, sizeof(buf), 0), 0);
+	errno = 0;
+	ck_assert_int_eq(rsend(k.c, "x", 1, MSG_NOSIGNAL), -1);
+	ck_assert_int_eq(errno, EPIPE);
+	ck_assert_int_eq(rsend(k.s, "back", 4, 0), 4);
+	f.fd = k.c;
+	ck_assert_int_eq(rpoll(&f, 1, 5000), 1);
+	ck_assert(f.revents & POLLIN);
+	ck_assert_int_eq(rrecv(k.c, buf, 4, MSG_WAITALL), 4);
+	ck_assert_int_eq(memcmp(buf, "back", 4), 0);
+	rclose(k.s);
+	ck_assert_int_eq(rrecv(k.c, buf, sizeof(buf), 0), 0);
+	rclose(k.c);
+}
+END_TEST
+
+static void *send_forever(void *arg)
+{
+	int fd = *(int *)arg;
+	static uint8_t buf[65536];
+	intptr_t err = 0;
+
+	for (;;) {
+		ssize_t n = rsend(fd, buf, sizeof(buf), MSG_NOSIGNAL);
+
+		if (n < 0) {
+			err = errno;
+			break;
+		}
+	}
+	return (void *)err;
+}
+
+/* A receiver that closes mid-stream stops a blocked sender with an error. */
+START_TEST(close_while_the_peer_sends)
+{
+	struct conn k = one_pair();
+	uint8_t buf[4096];
+	pthread_t t;
+	void *err;
+	double t0;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, send_forever, &k.c), 0);
+	ck_assert_int_eq(rrecv(k.s, buf, sizeof(buf), MSG_WAITALL), (ssize_t)sizeof(buf));
+	usleep(100000); /* the sender fills the buffers and blocks */
+	t0 = now_ms();
+	ck_assert_int_eq(rclose(k.s), 0);
+	pthread_join(t, &err);
+	ck_assert_double_lt(now_ms() - t0, 20000);
+	ck_assert_msg((intptr_t)err == EPIPE || (intptr_t)err == ECONNRESET,
+		      "sender stopped with %s", strerror((int)(intptr_t)err));
+	rclose(k.c);
+}
+END_TEST
+
+/* What sockets answer: refused, would block, not connected, bad numbers. */
+START_TEST(errors_as_sockets_give_them)
+{
+	uint16_t port;
+	int ls = listener(&port), fd;
+	struct sockaddr_in a = { .sin_family = AF_INET }, b;
+	socklen_t len = sizeof(b);
+	char c;
+
+	/* the listener is closed: nothing listens on the port now */
+	rclose(ls);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons(port);
+	fd = rsocket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	errno = 0;
+	ck_assert_int_eq(rconnect(fd, (struct sockaddr *)&a, sizeof(a)), -1);
+	ck_assert_int_eq(errno, ECONNREFUSED);
+	rclose(fd);
+
+	fd = rsocket(AF_INET, SOCK_STREAM, 0);
+	errno = 0;
+	ck_assert_int_eq(rrecv(fd, &c, 1, 0), -1);
+	ck_assert_int_eq(errno, ENOTCONN);
+	errno = 0;
+	ck_assert_int_eq(rgetpeername(fd, (struct sockaddr *)&b, &len), -1);
+	ck_assert_int_eq(errno, ENOTCONN);
+	rclose(fd);
+	errno = 0;
+	ck_assert_int_eq(rsend(fd, "x", 1, 0), -1);
+	ck_assert_int_eq(errno, EBADF);
+	errno = 0;
+	ck_assert_int_eq(rsocket(AF_INET, SOCK_DGRAM, 0), -1);
+	ck_assert_int_ne(errno, 0);
+
+	/* a non-blocking listener with nobody calling */
+	ls = listener(&port);
+	nonblock(ls);
+	errno = 0;
+	ck_assert_int_eq(raccept(ls, NULL, NULL), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	rclose(ls);
+}
+END_TEST
+
+/* Names: each end sees the other's address as its peer. */
+START_TEST(names_of_both_ends)
+{
+	struct conn k = one_pair();
+	struct sockaddr_in cl, cp, sl, sp;
+	socklen_t len = sizeof(cl);
+
+	ck_assert_int_eq(rgetsockname(k.c, (struct sockaddr *)&cl, &len), 0);
+	len = sizeof(cp);
+	ck_assert_int_eq(rgetpeername(k.c, (struct sockaddr *)&cp, &len), 0);
+	len = sizeof(sl);
+	ck_assert_int_eq(rgetsockname(k.s, (struct sockaddr *)&sl, &len), 0);
+	len = sizeof(sp);
+	ck_assert_int_eq(rgetpeername(k.s, (struct sockaddr *)&sp, &len), 0);
+	ck_assert_int_eq(len, sizeof(struct sockaddr_in));
+	ck_assert_uint_eq(cl.sin_port, sp.sin_port);
+	ck_assert_uint_eq(cp.sin_port, sl.sin_port);
+	ck_assert_uint_eq(cl.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	rclose(k.c);
+	rclose(k.s);
+}
+END_TEST
+
+/* 40 connections open at once, each carrying its own message both ways. */
+START_TEST(many_rsockets_at_once)
+{
+	enum { N = 40 };
+	uint16_t port;
+	int ls = listener(&port);
+	struct conn k[N];
+
+	for (int i = 0; i < N; i++)
+		k[i] = connect_pair(ls, port);
+	for (int i = 0; i < N; i++) {
+		uint32_t v = 0x1000u + (uint32_t)i;
+
+		ck_assert_int_eq(rsend(k[i].c, &v, sizeof(v), 0), sizeof(v));
+	}
+	for (int i = N - 1; i >= 0; i--) {
+		uint32_t v = 0;
+
+		ck_assert_int_eq(rrecv(k[i].s, &v, sizeof(v), MSG_WAITALL), sizeof(v));
+		ck_assert_uint_eq(v, 0x1000u + (uint32_t)i);
+		v = ~v;
+		ck_assert_int_eq(rsend(k[i].s, &v, sizeof(v), 0), sizeof(v));
+	}
+	for (int i = 0; i < N; i++) {
+		uint32_t v = 0;
+
+		ck_assert_int_eq(rrecv(k[i].c, &v, sizeof(v), MSG_WAITALL), sizeof(v));
+		ck_assert_uint_eq(v, ~(0x1000u + (uint32_t)i));
+	}
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(rclose(k[i].c), 0);
+		ck_assert_int_eq(rclose(k[i].s), 0);
+	}
+	rclose(ls);
+}
+END_TEST
+
+/* Options programs set read back; the sizes count before connecting. */
+START_TEST(options_read_back)
+{
+	int fd = rsocket(AF_INET, SOCK_STREAM, 0), v = 1, out = 0;
+	socklen_t len = sizeof(out);
+
+	ck_assert_int_eq(rsetsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)), 0);
+	ck_assert_int_eq(rgetsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &out, &len), 0);
+	ck_assert_int_ne(out, 0);
+	ck_assert_int_eq(rsetsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &v, sizeof(v)), 0);
+	len = sizeof(out);
+	out = -1;
+	ck_assert_int_eq(rgetsockopt(fd, SOL_SOCKET, SO_ERROR, &out, &len), 0);
+	ck_assert_int_eq(out, 0);
+	v = 1 << 16;
+	ck_assert_int_eq(rsetsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)), 0);
+	len = sizeof(out);
+	ck_assert_int_eq(rgetsockopt(fd, SOL_SOCKET, SO_RCVBUF, &out, &len), 0);
+	ck_assert_int_ge(out, 1 << 16);
+	v = 64;
+	ck_assert_int_eq(rsetsockopt(fd, SOL_RDMA, RDMA_SQSIZE, &v, sizeof(v)), 0);
+	errno = 0;
+	ck_assert_int_eq(rsetsockopt(fd, SOL_SOCKET, 12345, &v, sizeof(v)), -1);
+	ck_assert_int_eq(errno, ENOPROTOOPT);
+	rclose(fd);
+}
+END_TEST
+
+/* A non-blocking connect: EINPROGRESS, then POLLOUT and SO_ERROR say how. */
+START_TEST(non_blocking_connect_reports_through_rpoll)
+{
+	uint16_t port;
+	int ls = listener(&port), fds[2], err = -1;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct pollfd f = { .events = POLLOUT };
+	socklen_t len = sizeof(err);
+	pthread_t t;
+	char c = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons(port);
+	f.fd = rsocket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	ck_assert_int_ge(f.fd, 0);
+	fds[0] = ls;
+	ck_assert_int_eq(pthread_create(&t, NULL, accept_thread, fds), 0);
+	if (rconnect(f.fd, (struct sockaddr *)&a, sizeof(a)))
+		ck_assert_int_eq(errno, EINPROGRESS);
+	ck_assert_int_eq(rpoll(&f, 1, 10000), 1);
+	ck_assert(f.revents & POLLOUT);
+	ck_assert_int_eq(rgetsockopt(f.fd, SOL_SOCKET, SO_ERROR, &err, &len), 0);
+	ck_assert_int_eq(err, 0);
+	pthread_join(t, NULL);
+	ck_assert_int_ge(fds[1], 0);
+	ck_assert_int_eq(rsend(f.fd, "n", 1, 0), 1);
+	ck_assert_int_eq(rrecv(fds[1], &c, 1, MSG_WAITALL), 1);
+	ck_assert_int_eq(c, 'n');
+	rclose(fds[1]);
+	rclose(f.fd);
+
+	/* nothing listens any more: the error shows the same way */
+	rclose(ls);
+	f.fd = rsocket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	f.revents = 0;
+	if (rconnect(f.fd, (struct sockaddr *)&a, sizeof(a)))
+		ck_assert_int_eq(errno, EINPROGRESS);
+	ck_assert_int_eq(rpoll(&f, 1, 20000), 1);
+	ck_assert(f.revents & (POLLERR | POLLHUP));
+	len = sizeof(err);
+	ck_assert_int_eq(rgetsockopt(f.fd, SOL_SOCKET, SO_ERROR, &err, &len), 0);
+	ck_assert_int_eq(err, ECONNREFUSED);
+	rclose(f.fd);
+}
+END_TEST
+
+struct blob {
+	int fd;
+	const uint8_t *p;
+	size_t len;
+};
+
+static void *send_blob(void *arg)
+{
+	struct blob *b = arg;
+	size_t off = 0;
+
+	while (off < b->len) {
+		ssize_t n = rsend(b->fd, b->p + off, b->len - off, 0);
+
+		if (n <= 0)
+			return (void *)(intptr_t)errno;
+		off += (size_t)n;
+	}
+	return NULL;
+}
+
+static void small_queues(int fd)
+{
+	int v = 16;
+
+	ck_assert_int_eq(rsetsockopt(fd, SOL_RDMA, RDMA_SQSIZE, &v, sizeof(v)), 0);
+	ck_assert_int_eq(rsetsockopt(fd, SOL_RDMA, RDMA_RQSIZE, &v, sizeof(v)), 0);
+	v = 0;
+	ck_assert_int_eq(rsetsockopt(fd, SOL_RDMA, RDMA_INLINE, &v, sizeof(v)), 0);
+	v = 4096;
+	ck_assert_int_eq(rsetsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)), 0);
+	ck_assert_int_eq(rsetsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)), 0);
+}
+
+/*
+ * The smallest queues and buffers at both ends (set on the listener, so
+ * the accepted rsocket has them too): credits and buffer halves run out
+ * all the time, and 3 MB still arrive whole and in order.
+ */
+START_TEST(smallest_queues_and_buffers_still_carry_everything)
+{
+	const size_t total = 3u << 20;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int ls = rsocket(AF_INET, SOCK_STREAM, 0), fds[2];
+	uint8_t *src = malloc(total), *dst = malloc(total);
+	struct blob b;
+	pthread_t t, ta;
+	size_t got = 0;
+	void *err;
+
+	for (size_t i = 0; i < total; i++)
+		src[i] = pattern(i);
+	small_queues(ls);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(rbind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(rlisten(ls, 4), 0);
+	ck_assert_int_eq(rgetsockname(ls, (struct sockaddr *)&a, &len), 0);
+	fds[0] = ls;
+	ck_assert_int_eq(pthread_create(&ta, NULL, accept_thread, fds), 0);
+	b.fd = rsocket(AF_INET, SOCK_STREAM, 0);
+	small_queues(b.fd);
+	ck_assert_int_eq(rconnect(b.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	pthread_join(ta, NULL);
+	ck_assert_int_ge(fds[1], 0);
+	{
+		int v = 0;
+		socklen_t vl = sizeof(v);
+
+		ck_assert_int_eq(rgetsockopt(fds[1], SOL_RDMA, RDMA_RQSIZE, &v, &vl), 0);
+		ck_assert_int_eq(v, 16);
+		vl = sizeof(v);
+		ck_assert_int_eq(rgetsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &v, &vl), 0);
+		ck_assert_int_le(v, 8192);
+	}
+	b.p = src;
+	b.len = total;
+	ck_assert_int_eq(pthread_create(&t, NULL, send_blob, &b), 0);
+	while (got < total) {
+		ssize_t n = rrecv(fds[1], dst + got, total - got, 0);
+
+		require(n > 0, "rrecv %zd at %zu: %s", n, got, strerror(errno));
+		got += (size_t)n;
+	}
+	pthread_join(t, &err);
+	ck_assert_ptr_null(err);
+	ck_assert_int_eq(memcmp(src, dst, total), 0);
+	rclose(b.fd);
+	rclose(fds[1]);
+	rclose(ls);
+	free(src);
+	free(dst);
+}
+END_TEST
+
+static Suite *rsockets_suite(void)
+{
+	Suite *s = suite_create("rsockets");
+	TCase *tc = tcase_create("stream");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, partial_sends_and_receives_keep_the_bytes_in_order);
+	tcase_add_test(tc, peek_and_vectors);
+	tcase_add_test(tc, zero_length_calls_return_at_once);
+	tcase_add_test(tc, shutdown_of_one_direction);
+	tcase_add_test(tc, close_while_the_peer_sends);
+	tcase_add_test(tc, names_of_both_ends);
+	tcase_add_test(tc, smallest_queues_and_buffers_still_carry_everything);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("many");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, rpoll_times_out_and_reports_only_what_is_ready);
+	tcase_add_test(tc, many_rsockets_at_once);
+	tcase_add_test(tc, errors_as_sockets_give_them);
+	tcase_add_test(tc, options_read_back);
+	tcase_add_test(tc, non_blocking_connect_reports_through_rpoll);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return run_suite(rsockets_suite());
+}
