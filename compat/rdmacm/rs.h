@@ -155,6 +155,8 @@ int rs_get_comp(struct rsock *rs, bool nonblock, bool (*test)(struct rsock *));
 int rs_wait_fds(struct rsock *rs, int timeout_ms);
 bool rs_can_send(struct rsock *rs);
 bool rs_conn_can_send(struct rsock *rs);
+int rs_wait_send_room(struct rsock *rs, int flags);
+uint32_t rs_next_xfer(struct rsock *rs, uint32_t *olen, size_t left);
 bool rs_have_rdata(struct rsock *rs);
 bool rs_conn_have_rdata(struct rsock *rs);
 bool rs_conn_all_sends_done(struct rsock *rs);

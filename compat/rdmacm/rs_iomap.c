@@ -229,25 +229,10 @@ size_t riowrite(int socket, const void *buf, size_t count, off_t offset,
 			if (!have)
 				break;
 		}
-		if (!rs_can_send(rs)) {
-			ret = rs_get_comp(rs, rs_nonblocking(rs, flags),
-					  rs_conn_can_send);
-			if (ret)
-				break;
-			if (!(rs->state & RS_WRITABLE)) {
-				ret = ERR(EPIPE);
-				break;
-			}
-		}
-		if (olen < left) {
-			xfer = olen;
-			if (olen < RS_MAX_TRANSFER)
-				olen <<= 1;
-		} else {
-			xfer = (uint32_t)left;
-		}
-		if (xfer > rs->sbuf_bytes_avail)
-			xfer = rs->sbuf_bytes_avail;
+		ret = rs_wait_send_room(rs, flags);
+		if (ret)
+			break;
+		xfer = rs_next_xfer(rs, &olen, left);
 		if (xfer > base + sge.length - (uint64_t)offset)
 			xfer = (uint32_t)(base + sge.length - (uint64_t)offset);
 		iov.iov_base = (void *)p;

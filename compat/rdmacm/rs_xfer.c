@@ -498,6 +498,35 @@ static int rs_send_error(struct rsock *rs)
 }
 
 /*
+ * Waits until a message may be sent (not with O_NONBLOCK or MSG_DONTWAIT
+ * in @flags: EAGAIN then); 0, or -1 with errno when it may not be.
+ */
+int rs_wait_send_room(struct rsock *rs, int flags)
+{
+	if (rs_can_send(rs))
+		return 0;
+	if (rs_get_comp(rs, rs_nonblocking(rs, flags), rs_conn_can_send))
+		return -1;
+	return rs->state & RS_WRITABLE ? 0 : rs_send_error(rs);
+}
+
+/*
+ * The next message's size for @left octets: from RS_OLAP_START_SIZE up,
+ * doubling (@olen) to RS_MAX_TRANSFER, within the send buffer's room.
+ */
+uint32_t rs_next_xfer(struct rsock *rs, uint32_t *olen, size_t left)
+{
+	uint32_t xfer = (uint32_t)left;
+
+	if (*olen < left) {
+		xfer = *olen;
+		if (*olen < RS_MAX_TRANSFER)
+			*olen <<= 1;
+	}
+	return xfer < rs->sbuf_bytes_avail ? xfer : rs->sbuf_bytes_avail;
+}
+
+/*
  * Sends as TCP does: blocks until all is handed over, or with
  * O_NONBLOCK/MSG_DONTWAIT hands over what fits (EAGAIN if nothing).
  * Messages start at 2 KiB and double up to 64 KiB, so the peer sees the
@@ -527,25 +556,10 @@ ssize_t rs_sendv_locked(struct rsock *rs, const struct iovec *iov, int iovcnt,
 		struct ibv_sge sge, sg[2];
 		int nsge;
 
-		if (!rs_can_send(rs)) {
-			ret = rs_get_comp(rs, rs_nonblocking(rs, flags),
-					  rs_conn_can_send);
-			if (ret)
-				break;
-			if (!(rs->state & RS_WRITABLE)) {
-				ret = rs_send_error(rs);
-				break;
-			}
-		}
-		if (olen < left) {
-			xfer = olen;
-			if (olen < RS_MAX_TRANSFER)
-				olen <<= 1;
-		} else {
-			xfer = (uint32_t)left;
-		}
-		if (xfer > rs->sbuf_bytes_avail)
-			xfer = rs->sbuf_bytes_avail;
+		ret = rs_wait_send_room(rs, flags);
+		if (ret)
+			break;
+		xfer = rs_next_xfer(rs, &olen, left);
 		if (xfer > rs_target_sge(rs, rs->target_sge).length)
 			xfer = rs_target_sge(rs, rs->target_sge).length;
 		if (xfer <= rs->sq_inline && iov->iov_len - off >= xfer) {
