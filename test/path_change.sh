@@ -99,6 +99,10 @@ echo "trace: $2 FPDUs, markers and CRC, clean"
 rm -f "$work/trace.pcap" "$work/dump"
 
 # ---- an outage shorter than the ACK timeout ---------------------------------
+# The first client's end may reach the server as an error (it wrote into
+# the closed socket: EPIPE); only what the server logs after that counts.
+wait_line "$work/server.out" " end " 10000 "the server did not see the first client go"
+seen=$(wc -l <"$work/server.out")
 # shellcheck disable=SC2086
 ip netns exec "$ns_a" "$dp" $opts "$addr_a" 7473 "$addr_b:$port" \
 	>"$work/client2.out" 2>&1 &
@@ -117,9 +121,10 @@ sleep "$OUTAGE_S"
 in_b ip link set "$if_b" up
 sleep 2
 after=$(rounds)
+tail -n +$((seen + 1)) "$work/server.out" >"$work/server2.out"
 ! grep -q " end " "$work/client2.out" &&
-	! grep -q " end .* ERROR " "$work/server.out" ||
-	fail "a connection ended: $(grep " end " "$work/client2.out" "$work/server.out")"
+	! grep -q " end " "$work/server2.out" ||
+	fail "a connection ended: $(grep " end " "$work/client2.out" "$work/server2.out")"
 [ "$after" -gt "$before" ] ||
 	fail "no rounds after a ${OUTAGE_S} s outage: $before, then $after"
 echo "outage of $OUTAGE_S s: the connection stayed up, rounds $before -> $after"
