@@ -273,7 +273,6 @@ done
 bad_usage "no other -q" --loopback --threads 2 -q 3
 bad_usage "--threads takes" --loopback --threads 0
 bad_usage "--threads takes" --loopback --threads 257
-bad_usage "no --threads" --loopback --perftest --threads 2
 
 # -q: up to 1024 connections in one run
 out="$work/q1024.json"

@@ -28,6 +28,7 @@
 #define PERF_MAX_DEPTH 16383 /* the RFC 6581 IRD/ORD limit bounds Reads */
 #define PERF_SERVER_MAX (1ull << 30) /* --max-size default */
 #define PERF_MAX_SLICES 64
+#define PERF_DEF_RX_DEPTH 512 /* --rx-depth default, perftest's -r */
 /*
  * Completions a stream's poll takes, at either end: a whole depth that
  * completed at once then goes out again as one chain (its receives, at
@@ -91,8 +92,7 @@ struct perf_opts {
 	uint32_t idle;	   /* --idle: idle QPs connected beside the busy ones */
 	bool tcp, json, debug, loopback, event;
 	bool watch_only;   /* write lat: watch memory, call nothing meanwhile */
-	bool perftest;	   /* perftest's exchange instead of ours */
-	uint32_t rx_depth; /* receives for Sends (perftest's -r) */
+	uint32_t rx_depth; /* receives for Sends in bw and rate */
 	const char *host, *port;
 	const char *bind; /* server: the one address it listens on */
 	int timeout_ms;	   /* bound of every wait */
@@ -382,8 +382,7 @@ int perf_tcp_serve_end(struct perf_tcp_server *s);
 
 /* ---- output (perf_report.c) ---------------------------------------------- */
 
-void perf_report_header(const struct perf_opts *o, const char *conn_words,
-			bool lat_measured);
+void perf_report_header(const struct perf_opts *o, const char *conn_words);
 void perf_report_row(const struct perf_opts *o, size_t size,
 		     struct perf_result *iw, struct perf_result *tcp);
 
