@@ -58,7 +58,6 @@ static inline uint32_t perf_ring_next(uint32_t i, uint32_t n)
 	return i + 1 == n ? 0 : i + 1;
 }
 
-/* Tests whose operation waits for the peer's response (ORD/IRD). */
 /*
  * Latency tests: the last octet's value in iteration @i, which the other
  * end watches for; never 0, the buffers' start.
@@ -68,6 +67,7 @@ static inline uint8_t perf_lat_mark(uint64_t i)
 	return (uint8_t)(i % 255 + 1);
 }
 
+/* Tests whose operation waits for the peer's response (ORD/IRD). */
 static inline bool perf_test_requests(unsigned int t)
 {
 	return t == PERF_READ || t == PERF_ATOMIC;
@@ -261,6 +261,16 @@ struct perf_ep {
 	uint32_t step_size;
 	uint64_t rx_msgs, rx_bytes, rx_posted, rx_granted, rx_pending;
 };
+
+/*
+ * Write lat, at either end: whether the peer's Write of @size octets has
+ * landed, its last octet the mark @e awaits (perf_lat_mark()).
+ */
+static inline bool perf_mark_arrived(const struct perf_ep *e, size_t size)
+{
+	return __atomic_load_n(e->buf + size - 1, __ATOMIC_ACQUIRE) ==
+	       e->expect;
+}
 
 struct perf_dev {
 	const struct perf_opts *o;
