@@ -18,12 +18,6 @@ for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat \
 	ib_read_lat ib_atomic_bw ib_atomic_lat; do
 	need "$t" perftest
 done
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 iters=500
 
@@ -42,21 +36,9 @@ result_ok() {
 	END { exit !(rows == 1 && ok) }' "$1"
 }
 
-# $1: server command, $2: client command, $3: name; port appended by -p
+# $1: server command, $2: client command, $3: name
 pair() {
-	port=$(free_port)
-	# shellcheck disable=SC2086 # word splitting wanted
-	timeout -k 5 120 $1 -p "$port" >"$work/server" 2>&1 &
-	server=$!
-	wait_tcp "$port" 0A
-	# shellcheck disable=SC2086
-	timeout -k 5 120 $2 -p "$port" >"$work/client" 2>&1 ||
-		fail "$3: client exit $?: $(tail -n 15 "$work/client")"
-	status=0
-	wait "$server" || status=$?
-	server=
-	[ "$status" -eq 0 ] ||
-		fail "$3: server exit $status: $(tail -n 15 "$work/server")"
+	pair_run 120 "$3" "$1" "$2"
 }
 
 for t in send write read; do
