@@ -18,12 +18,6 @@ set -eu
 perf="$abs_top_builddir/tools/iwarp-perf"
 . "$top_srcdir/test/testlib.sh"
 need jq jq
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # row FILE FILTER: fails unless jq's FILTER is true of every row of FILE
 row() {

@@ -9,12 +9,6 @@ set -eu
 ping="$abs_top_builddir/tools/iwarp-ping"
 peer="$abs_top_builddir/test/ping_peer"
 . "$top_srcdir/test/testlib.sh"
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # client PORT ARGS...: runs the client, which must fail with status 1,
 # print no summary and say one line on stderr, into $work/client
