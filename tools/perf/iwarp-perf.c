@@ -15,7 +15,6 @@
 #include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,17 +293,7 @@ static bool parse_word(const char *w, const char *const *words, int n,
 }
 
 /* A bad option in one line; the exit status for it. */
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tool_vsay(PERF_PROG, fmt, ap);
-	va_end(ap);
-	return 2;
-}
+#define bad(...) tool_fail(PERF_PROG, 2, __VA_ARGS__)
 
 /* A whole number in [@min, @max]. */
 static bool parse_num(const char *w, uint64_t min, uint64_t max,
