@@ -1,30 +1,28 @@
 // SPDX-License-Identifier: MIT
 /*
- * TCP transport over libevent.  Sending: gather iovecs from the owner and
- * hand them to one sendmsg() (several FPDUs per call, payload entries
- * pointing into registered memory).  Receiving: readv() into the
- * destination the owner names, when it names one, with the thread's
- * scratch buffer behind it for the headers that follow; otherwise recv()
- * into that buffer.
- * Optionally both directions are written to a pcap trace.
+ * TCP transport over libevent: the event loop's callbacks and the I/O.
+ * Sending: gather iovecs from the owner and hand them to one sendmsg()
+ * (several FPDUs per call, payload entries pointing into registered
+ * memory).  Receiving: readv() into the destination the owner names, when
+ * it names one, with the thread's scratch buffer behind it for the
+ * headers that follow; otherwise recv() into that buffer.  Connecting
+ * (address after address) and listening.  Sockets are made and set up in
+ * tp_socket.c; the optional pcap trace of both directions is tp_trace.c.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "lib/error.h"
+#include "lib/tp_internal.h"
 #include "lib/transport.h"
 
 /*
@@ -71,522 +69,6 @@ static uint8_t *rx_scratch(void)
 			pthread_setspecific(scratch_key, scratch);
 	}
 	return scratch;
-}
-
-/* ---- tracing --------------------------------------------------------- */
-
-static pthread_mutex_t traces_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tp_trace *traces;
-
-static struct tp_trace *trace_open(const char *path, const char *key,
-				   int *err)
-{
-	struct tp_trace *t = calloc(1, sizeof(*t));
-
-	if (!t || !(t->path = strdup(key))) {
-		free(t);
-		*err = -ENOMEM;
-		return NULL;
-	}
-	*err = pcapw_open(&t->w, path);
-	if (*err) {
-		free(t->path);
-		free(t);
-		return NULL;
-	}
-	pthread_mutex_init(&t->lock, NULL);
-	t->next_isn = 0x10000000;
-	return t;
-}
-
-/*
- * Two writers on one file would interleave their buffers; and when both
- * ends of a connection live in this process, one shared trace is what
- * lets the passive end see that the active end already records it.
- */
-/*
- * The file's name with its directory resolved, so that "a.pcap" and
- * "./a.pcap" are one trace; the file itself may not exist yet.
- */
-static char *trace_key(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir, *real, *key = NULL;
-
-	dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-	real = dir ? realpath(dir, NULL) : NULL;
-	if (real && asprintf(&key, "%s/%s", real, slash ? slash + 1 : path) < 0)
-		key = NULL;
-	free(real);
-	free(dir);
-	return key ? key : strdup(path);
-}
-
-struct tp_trace *tp_trace_get(const char *path, int *err)
-{
-	char *key = trace_key(path);
-	struct tp_trace *t;
-
-	if (!key) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	pthread_mutex_lock(&traces_lock);
-	for (t = traces; t && strcmp(t->path, key); t = t->next)
-		;
-	if (!t) {
-		t = trace_open(path, key, err);
-		if (t) {
-			t->next = traces;
-			traces = t;
-		}
-	}
-	if (t)
-		t->users++;
-	pthread_mutex_unlock(&traces_lock);
-	free(key);
-	return t;
-}
-
-void tp_trace_put(struct tp_trace *t)
-{
-	struct tp_trace **pp;
-
-	pthread_mutex_lock(&traces_lock);
-	if (--t->users) {
-		pthread_mutex_unlock(&traces_lock);
-		return;
-	}
-	for (pp = &traces; *pp != t; pp = &(*pp)->next)
-		;
-	*pp = t->next;
-	pthread_mutex_unlock(&traces_lock);
-	pcapw_close(&t->w);
-	free(t->active);
-	free(t->path);
-	pthread_mutex_destroy(&t->lock);
-	free(t);
-}
-
-static void addr_bytes(const struct sockaddr_storage *ss, const void **p)
-{
-	if (ss->ss_family == AF_INET6)
-		*p = &((const struct sockaddr_in6 *)ss)->sin6_addr;
-	else
-		*p = &((const struct sockaddr_in *)ss)->sin_addr;
-}
-
-static uint16_t addr_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-}
-
-/* Lists an active connection's ports before its SYN leaves. */
-static void trace_list_active(struct tp_conn *c, uint16_t lport,
-			      uint16_t rport)
-{
-	struct tp_trace *t = c->trace;
-
-	pthread_mutex_lock(&t->lock);
-	if (t->n_active == t->cap_active) {
-		size_t cap = t->cap_active ? 2 * t->cap_active : 16;
-		void *p = realloc(t->active, cap * sizeof(*t->active));
-
-		if (p) {
-			t->active = p;
-			t->cap_active = cap;
-		}
-	}
-	if (t->n_active < t->cap_active) {
-		t->active[t->n_active++] =
-			(struct tp_trace_ports){ lport, rport };
-		c->trace_listed = true;
-		c->trace_lport = lport;
-		c->trace_rport = rport;
-	}
-	pthread_mutex_unlock(&t->lock);
-}
-
-/* Whether our own active end already traces this passive connection. */
-static bool trace_is_mirror(struct tp_trace *t, uint16_t lport,
-			    uint16_t rport)
-{
-	bool found = false;
-
-	pthread_mutex_lock(&t->lock);
-	for (size_t i = 0; i < t->n_active && !found; i++)
-		found = t->active[i].local == rport && t->active[i].peer == lport;
-	pthread_mutex_unlock(&t->lock);
-	return found;
-}
-
-static void trace_unlist(struct tp_conn *c)
-{
-	struct tp_trace *t = c->trace;
-
-	if (!c->trace_listed)
-		return;
-	pthread_mutex_lock(&t->lock);
-	for (size_t i = 0; i < t->n_active; i++) {
-		if (t->active[i].local == c->trace_lport &&
-		    t->active[i].peer == c->trace_rport) {
-			t->active[i] = t->active[--t->n_active];
-			break;
-		}
-	}
-	pthread_mutex_unlock(&t->lock);
-	c->trace_listed = false;
-}
-
-/*
- * Starts the trace of a connection with the TCP handshake its connecting
- * side (side 0 of the flow) opened.
- */
-static void trace_start(struct tp_conn *c, bool active)
-{
-	const void *l, *p;
-	struct timeval now;
-	uint32_t isn;
-
-	if (!c->trace)
-		return;
-	if (!active &&
-	    trace_is_mirror(c->trace, addr_port(&c->local), addr_port(&c->peer))) {
-		c->trace = NULL;
-		return;
-	}
-	addr_bytes(&c->local, &l);
-	addr_bytes(&c->peer, &p);
-	gettimeofday(&now, NULL);
-	pthread_mutex_lock(&c->trace->lock);
-	isn = c->trace->next_isn;
-	c->trace->next_isn += 0x01000000;
-	c->trace_side = active ? 0 : 1;
-	if (active)
-		pcapw_flow_init(&c->flow, c->local.ss_family, l,
-				addr_port(&c->local), p, addr_port(&c->peer),
-				isn, isn + 0x00800000);
-	else
-		pcapw_flow_init(&c->flow, c->local.ss_family, p,
-				addr_port(&c->peer), l, addr_port(&c->local),
-				isn, isn + 0x00800000);
-	pcapw_handshake(&c->trace->w, &c->flow, &now);
-	c->trace_started = true;
-	pthread_mutex_unlock(&c->trace->lock);
-}
-
-/* Octets of one direction the trace holds back for a frame's end at most. */
-#define TRACE_MAX_PENDING (256 * 1024)
-
-/* Writes @len octets of direction @tx as one segment (more if too long). */
-static void trace_segment(struct tp_conn *c, bool tx, const uint8_t *p,
-			  size_t len)
-{
-	struct iovec iov = { (void *)p, len };
-	struct timeval now;
-
-	gettimeofday(&now, NULL);
-	pthread_mutex_lock(&c->trace->lock);
-	pcapw_data(&c->trace->w, &c->flow, tx ? c->trace_side : !c->trace_side,
-		   &iov, 1, &now);
-	pthread_mutex_unlock(&c->trace->lock);
-}
-
-/*
- * Traces every whole frame held for direction @tx, each in a segment of
- * its own; with @flush (or when the owner cannot tell frames apart) the
- * rest goes out as it is.
- */
-static void trace_frames(struct tp_conn *c, bool tx, bool flush)
-{
-	struct tp_trace_dir *d = &c->trace_dir[tx ? 0 : 1];
-	size_t done = 0;
-
-	while (done < d->len) {
-		bool first = d->off == 0;
-		size_t fl = c->ops->trace_frame_len(c->arg, tx, first,
-						    d->off - d->first_len,
-						    d->buf + done,
-						    d->len - done);
-
-		if (fl == 0 || fl > d->len - done)
-			break;
-		trace_segment(c, tx, d->buf + done, fl);
-		if (first)
-			d->first_len = fl;
-		d->off += fl;
-		done += fl;
-	}
-	if (done < d->len && (flush || d->len - done > TRACE_MAX_PENDING)) {
-		trace_segment(c, tx, d->buf + done, d->len - done);
-		d->off += d->len - done;
-		done = d->len;
-	}
-	/* nothing held may mean no buffer yet: memmove() takes no NULL */
-	if (done && done < d->len)
-		memmove(d->buf, d->buf + done, d->len - done);
-	d->len -= done;
-}
-
-/* Records @len octets from @iov that went out (tx) or came in (!tx). */
-static void trace_data(struct tp_conn *c, bool tx, const struct iovec *iov,
-		       int n, size_t len)
-{
-	struct tp_trace_dir *d;
-
-	if (!c->trace || !c->trace_started || !len)
-		return;
-	d = &c->trace_dir[tx ? 0 : 1];
-	if (d->len + len > d->cap) {
-		size_t cap = d->cap ? d->cap : 4096;
-		uint8_t *b;
-
-		while (cap < d->len + len)
-			cap *= 2;
-		b = realloc(d->buf, cap);
-		if (!b) {
-			trace_frames(c, tx, true); /* out of memory: as it is */
-			for (int i = 0; i < n && len; i++) {
-				size_t k = iov[i].iov_len < len ? iov[i].iov_len
-								: len;
-
-				trace_segment(c, tx, iov[i].iov_base, k);
-				d->off += k;
-				len -= k;
-			}
-			return;
-		}
-		d->buf = b;
-		d->cap = cap;
-	}
-	for (int i = 0; i < n && len; i++) {
-		size_t k = iov[i].iov_len < len ? iov[i].iov_len : len;
-
-		memcpy(d->buf + d->len, iov[i].iov_base, k);
-		d->len += k;
-		len -= k;
-	}
-	trace_frames(c, tx, false);
-}
-
-static void trace_end(struct tp_conn *c)
-{
-	struct timeval now;
-
-	if (!c->trace)
-		return;
-	trace_unlist(c);
-	if (c->trace_started) {
-		trace_frames(c, true, true);
-		trace_frames(c, false, true);
-		gettimeofday(&now, NULL);
-		pthread_mutex_lock(&c->trace->lock);
-		pcapw_fin(&c->trace->w, &c->flow, c->trace_side, &now);
-		pthread_mutex_unlock(&c->trace->lock);
-	}
-	for (int i = 0; i < 2; i++) {
-		free(c->trace_dir[i].buf);
-		c->trace_dir[i] = (struct tp_trace_dir){ 0 };
-	}
-	c->trace = NULL;
-}
-
-/* ---- addresses and sockets ------------------------------------------ */
-
-/*
- * A name that resolves to nothing says so, rather than borrowing the
- * words of an errno; a failure of the system itself keeps its errno.
- */
-static int resolve_error(int rc)
-{
-	if (rc == EAI_SYSTEM)
-		return -errno;
-	if (rc == EAI_MEMORY)
-		return -ENOMEM;
-	return -IW_EUNRESOLVED;
-}
-
-/* Host names, IPv4 and IPv6 literals; NULL host: any (passive) or loopback. */
-int tp_resolve(const char *host, const char *port, bool passive,
-	       struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct addrinfo hints = {
-		.ai_family = AF_UNSPEC,
-		.ai_socktype = SOCK_STREAM,
-		.ai_flags = passive ? AI_PASSIVE : 0,
-	};
-	struct addrinfo *res;
-	int rc = getaddrinfo(host, port, &hints, &res);
-
-	if (rc)
-		return resolve_error(rc);
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	*len = res->ai_addrlen;
-	freeaddrinfo(res);
-	return 0;
-}
-
-/* Every address to connect to, in the order getaddrinfo() gives them. */
-int tp_resolve_all(const char *host, const char *port, struct tp_addrs *a)
-{
-	struct addrinfo hints = {
-		.ai_family = AF_UNSPEC,
-		.ai_socktype = SOCK_STREAM,
-	};
-	struct addrinfo *res;
-	int rc = getaddrinfo(host, port, &hints, &res);
-
-	if (rc)
-		return resolve_error(rc);
-	a->n = 0;
-	for (struct addrinfo *r = res; r && a->n < TP_MAX_ADDRS; r = r->ai_next) {
-		if (r->ai_addrlen > sizeof(a->ss[0]))
-			continue;
-		memcpy(&a->ss[a->n], r->ai_addr, r->ai_addrlen);
-		a->len[a->n++] = r->ai_addrlen;
-	}
-	freeaddrinfo(res);
-	return a->n ? 0 : -IW_EUNRESOLVED;
-}
-
-static void fill_addrs(struct tp_conn *c)
-{
-	socklen_t l = sizeof(c->local);
-
-	getsockname(c->fd, (struct sockaddr *)&c->local, &l);
-	l = sizeof(c->peer);
-	getpeername(c->fd, (struct sockaddr *)&c->peer, &l);
-}
-
-/*
- * The connection's MSS as TCP now uses it (1460 if it will not say).
- * It can grow: TCP holds it to half the largest window the peer has
- * offered, and loopback starts with a 64 KiB window on a 64 KiB MTU.
- */
-uint32_t tp_mss(const struct tp_conn *c)
-{
-	int mss = 0;
-	socklen_t l = sizeof(mss);
-
-	if (getsockopt(c->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &l) || mss <= 0)
-		return 1460;
-	return (uint32_t)mss;
-}
-
-/*
- * What the MSS may grow to: the path MTU less the IP and TCP headers
- * without options; 0 when the MTU is not known.
- */
-uint32_t tp_mss_bound(const struct tp_conn *c)
-{
-	bool v6 = c->local.ss_family == AF_INET6;
-	uint32_t hdrs = v6 ? 60 : 40;
-	int mtu = 0;
-	socklen_t l = sizeof(mtu);
-
-	if (getsockopt(c->fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
-		       v6 ? IPV6_MTU : IP_MTU, &mtu, &l) ||
-	    mtu <= (int)hdrs)
-		return 0;
-	return (uint32_t)mtu - hdrs;
-}
-
-/*
- * The receive window a connection that carries RDMA traffic starts from.
- * Linux sizes a socket's receive buffer by what the reader takes in one
- * round trip, which it measures at a few microseconds on a short path.
- * Direct placement takes one FPDU per read, and the buffer then settles
- * near 700 KB: a bulk stream fills that window while its reader wakes
- * up, and stays window-limited.  A millisecond's worth at 8 Gbit/s, or
- * 100 us at 80, covers the wakeup.
- */
-#define TP_RX_WINDOW_FLOOR (1024 * 1024)
-
-/*
- * Raises the socket's receive buffer to hold TP_RX_WINDOW_FLOOR.
- * SO_RCVLOWAT does so without fixing its size as SO_RCVBUF would, so
- * autotuning still grows it on a long path (a kernel that does not raise
- * the buffer for it leaves the buffer as it was); set back to one octet,
- * it wakes the reader as before.
- */
-int tp_open_rx_window(struct tp_conn *c)
-{
-	int floor = TP_RX_WINDOW_FLOOR, one = 1;
-
-	setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &floor, sizeof(floor));
-	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one)))
-		return -errno;
-	return 0;
-}
-
-static int socket_setup(int fd)
-{
-	int one = 1;
-
-	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
-		return -errno;
-	return 0;
-}
-
-/*
- * A peer that vanishes without a FIN or RST (power lost, cable pulled,
- * partition) is noticed by the socket failing with ETIMEDOUT: with data
- * in flight once nothing has been acknowledged for ack_timeout_ms
- * (TCP_USER_TIMEOUT, RFC 5482); with nothing in flight once keepalive
- * probes (RFC 1122 section 4.2.3.6) go unanswered.  On Linux a set
- * TCP_USER_TIMEOUT also ends an idle connection: at the first probe that
- * finds it silent that long, the probe count then counting for nothing.
- */
-static int apply_timeouts(int fd, const struct tp_timeouts *t)
-{
-	unsigned int ms = t->ack_timeout_ms;
-	int on = t->keepalive_idle_s != 0;
-
-	if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)))
-		return -errno;
-	if (on) {
-		int idle = (int)t->keepalive_idle_s;
-		int intvl = (int)t->keepalive_interval_s;
-		int cnt = (int)t->keepalive_count;
-
-		if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle,
-			       sizeof(idle)) ||
-		    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
-			       sizeof(intvl)) ||
-		    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)))
-			return -errno;
-	}
-	return 0;
-}
-
-/* Gives the connection's socket, and any it connects from later, @t. */
-int tp_set_timeouts(struct tp_conn *c, const struct tp_timeouts *t)
-{
-	c->timeouts = *t;
-	c->has_timeouts = true;
-	return apply_timeouts(c->fd, t);
-}
-
-/*
- * How long the peer has been silent, as TCP counts it: since the last
- * segment that came from it, an acknowledgement or data (a receiver may
- * have had nothing of its own acknowledged for much longer).
- */
-int64_t tp_silence_ms(const struct tp_conn *c)
-{
-	struct tcp_info ti;
-	socklen_t l = sizeof(ti);
-
-	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) ||
-	    l < offsetof(struct tcp_info, tcpi_last_ack_recv) +
-			sizeof(ti.tcpi_last_ack_recv))
-		return -1;
-	return ti.tcpi_last_data_recv < ti.tcpi_last_ack_recv
-		       ? ti.tcpi_last_data_recv
-		       : ti.tcpi_last_ack_recv;
 }
 
 /* ---- the data path -------------------------------------------------- */
@@ -662,7 +144,7 @@ int tp_kick(struct tp_conn *c)
 			}
 			return -errno;
 		}
-		trace_data(c, true, iov, n, (size_t)w);
+		tp_trace_data(c, true, iov, n, (size_t)w);
 		keep_acks_prompt(c);
 		c->ops->tx_advance(c->arg, (size_t)w);
 		if (c->shut)
@@ -745,7 +227,7 @@ static void read_some(struct tp_conn *c)
 		}
 		thread_reads++;
 		c->rx_since_tx += (size_t)r;
-		trace_data(c, false, iov, n, (size_t)r);
+		tp_trace_data(c, false, iov, n, (size_t)r);
 		/* a bulk stream: find the next frame's headers before its payload */
 		c->rx_resync = staged == buf_len && (size_t)r == want;
 		if (dst && dlen)
@@ -863,8 +345,8 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 		free(c->next_addrs);
 		c->next_addrs = NULL;
 		if (!rc) {
-			fill_addrs(c);
-			trace_start(c, true);
+			tp_fill_addrs(c);
+			tp_trace_start(c, true);
 			event_add(c->rev, NULL);
 		}
 		c->ops->connected(c->arg, rc);
@@ -909,20 +391,8 @@ static void connect_start(struct tp_conn *c, const struct sockaddr *sa,
 {
 	c->connecting = true;
 	c->connect_err = 0;
-	if (c->trace) {
-		/* our port, known before the SYN: the passive end may be ours */
-		struct sockaddr_storage any = { .ss_family = sa->sa_family };
-		struct sockaddr_storage dst;
-		socklen_t l = sizeof(c->local);
-
-		memcpy(&dst, sa, len);
-		if (bind(c->fd, (struct sockaddr *)&any,
-			 sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						   : sizeof(struct sockaddr_in)) == 0 &&
-		    getsockname(c->fd, (struct sockaddr *)&c->local, &l) == 0)
-			trace_list_active(c, addr_port(&c->local),
-					  addr_port(&dst));
-	}
+	if (c->trace)
+		tp_trace_list_active(c, sa, len);
 	if (connect(c->fd, sa, len) == 0 || errno == EINPROGRESS) {
 		event_add(c->wev, NULL);
 		c->write_armed = true;
@@ -931,32 +401,6 @@ static void connect_start(struct tp_conn *c, const struct sockaddr *sa,
 		c->connect_err = errno;
 		event_active(c->wev, EV_WRITE, 0);
 	}
-}
-
-/*
- * A TCP socket by the system call itself: a preloaded library that moves
- * a program's sockets onto RDMA (rdma-core's librspreload.so, whose
- * rsockets may run on this very stack) must not take libiwarp's own.
- */
-static int tcp_socket(int family)
-{
-	return (int)syscall(SYS_socket, family,
-			    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-}
-
-static int connect_socket(int family)
-{
-	int fd = tcp_socket(family);
-	int rc;
-
-	if (fd < 0)
-		return -errno;
-	rc = socket_setup(fd);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
-	return fd;
 }
 
 /*
@@ -973,7 +417,7 @@ static bool connect_next(struct tp_conn *c)
 	while (a && a->n) {
 		struct sockaddr_storage ss = a->ss[0];
 		socklen_t len = a->len[0];
-		int fd = connect_socket(ss.ss_family);
+		int fd = tp_connect_socket(ss.ss_family);
 
 		a->n--;
 		memmove(a->ss, a->ss + 1, a->n * sizeof(a->ss[0]));
@@ -981,7 +425,7 @@ static bool connect_next(struct tp_conn *c)
 		if (fd < 0)
 			continue;
 		if (c->has_timeouts)
-			apply_timeouts(fd, &c->timeouts); /* best effort */
+			tp_apply_timeouts(fd, &c->timeouts); /* best effort */
 		rev = event_new(c->base, fd, EV_READ | EV_PERSIST, on_read, c);
 		wev = event_new(c->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
 		if (!rev || !wev) {
@@ -996,7 +440,7 @@ static bool connect_next(struct tp_conn *c)
 		event_free(c->wev);
 		c->rev = rev;
 		c->wev = wev;
-		trace_unlist(c);
+		tp_trace_unlist(c);
 		close(c->fd);
 		c->fd = fd;
 		c->write_armed = false;
@@ -1021,7 +465,7 @@ int tp_connect(struct tp_conn *c, struct event_base *base,
 
 	/* the first address a socket can be made for */
 	while (first < a->n &&
-	       (fd = connect_socket(a->ss[first].ss_family)) < 0)
+	       (fd = tp_connect_socket(a->ss[first].ss_family)) < 0)
 		first++;
 	if (fd < 0)
 		return fd;
@@ -1050,15 +494,15 @@ int tp_connect(struct tp_conn *c, struct event_base *base,
 int tp_adopt(struct tp_conn *c, struct event_base *base, int fd,
 	     const struct tp_ops *ops, void *arg, struct tp_trace *trace)
 {
-	int rc = socket_setup(fd);
+	int rc = tp_socket_setup(fd);
 
 	if (!rc)
 		rc = conn_init(c, base, fd, ops, arg, trace);
 	if (rc)
 		return rc;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	fill_addrs(c);
-	trace_start(c, false);
+	tp_fill_addrs(c);
+	tp_trace_start(c, false);
 	event_add(c->rev, NULL);
 	return 0;
 }
@@ -1076,7 +520,7 @@ void tp_shutdown(struct tp_conn *c)
 	event_del_noblock(c->wev);
 	c->write_armed = false;
 	shutdown(c->fd, SHUT_WR);
-	trace_end(c);
+	tp_trace_end(c);
 }
 
 /* Waits for a callback in flight, then releases everything.  No lock held. */
@@ -1087,7 +531,7 @@ void tp_free(struct tp_conn *c)
 	event_free(c->rev);
 	event_free(c->wev);
 	c->rev = c->wev = NULL;
-	trace_end(c);
+	tp_trace_end(c);
 	close(c->fd);
 	free(c->next_addrs);
 	c->next_addrs = NULL;
@@ -1139,8 +583,8 @@ int tp_listen(struct tp_listener *tl, struct event_base *base,
 	tl->resume = evtimer_new(base, on_resume, tl);
 	if (!tl->resume)
 		return -ENOMEM;
-	/* as evconnlistener_new_bind() would, but with tcp_socket() */
-	int one = 1, fd = tcp_socket(sa->sa_family);
+	/* as evconnlistener_new_bind() would, but with tp_tcp_socket() */
+	int one = 1, fd = tp_tcp_socket(sa->sa_family);
 
 	tl->l = NULL;
 	errno = 0;

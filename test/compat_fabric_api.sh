@@ -31,7 +31,7 @@ peer_b() {
 }
 
 # The same in the background, namespace $1: $last is its process itself
-# (exec, and iwarp-run execs the program), which ns_cleanup kills.
+# (exec, and iwarp-run execs the program), which testlib_cleanup kills.
 bg() {
 	_ns=$1 _if=$2 _log=$3
 	shift 3

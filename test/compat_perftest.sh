@@ -1,9 +1,8 @@
 #!/bin/sh
 # Debian's perftest over rdma_cm (-R, which iWARP needs): ib_send_bw,
 # ib_write_bw, ib_read_bw, ib_send_lat, ib_write_lat and ib_read_lat,
-# both ends under iwarp-run, then perftest's server against iwarp-perf
-# --perftest's client and iwarp-perf's server against perftest's client;
-# and with RFC 7306 on both ends (iwarp-run --rfc7306) ib_atomic_bw and
+# both ends under iwarp-run, the bandwidth tests on two QPs too; and with
+# RFC 7306 on both ends (iwarp-run --rfc7306) ib_atomic_bw and
 # ib_atomic_lat, Fetch and Add and Compare and Swap.  Every run must end
 # well on both sides and report the size and count asked for, with a
 # positive figure.  (Speed is not judged here.)
@@ -15,25 +14,19 @@ set -eu
 
 . "$top_srcdir/test/testlib.sh"
 run="$abs_top_builddir/tools/run/iwarp-run"
-perf="$abs_top_builddir/tools/iwarp-perf"
 for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat \
 	ib_read_lat ib_atomic_bw ib_atomic_lat; do
 	need "$t" perftest
 done
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 iters=500
 
 # perftest's result line in $1 (the one after the "#bytes" header) for
-# size $2: the size, $iters iterations and a positive average (bandwidth
-# tests, 4th field) or minimum latency (latency tests, 3rd field).
+# size $2: the size, $3 iterations ($iters unless given) and a positive
+# average (bandwidth tests, 4th field) or minimum latency (latency tests,
+# 3rd field).
 result_ok() {
-	awk -v size="$2" -v n="$iters" '
+	awk -v size="$2" -v n="${3:-$iters}" '
 	/#bytes/ { hdr = 1; lat = /t_min/; next }
 	hdr && NF >= 5 {
 		v = lat ? $3 : $4
@@ -43,21 +36,9 @@ result_ok() {
 	END { exit !(rows == 1 && ok) }' "$1"
 }
 
-# $1: server command, $2: client command, $3: name; port appended by -p
+# $1: server command, $2: client command, $3: name
 pair() {
-	port=$(free_port)
-	# shellcheck disable=SC2086 # word splitting wanted
-	timeout -k 5 120 $1 -p "$port" >"$work/server" 2>&1 &
-	server=$!
-	wait_tcp "$port" 0A
-	# shellcheck disable=SC2086
-	timeout -k 5 120 $2 -p "$port" >"$work/client" 2>&1 ||
-		fail "$3: client exit $?: $(tail -n 15 "$work/client")"
-	status=0
-	wait "$server" || status=$?
-	server=
-	[ "$status" -eq 0 ] ||
-		fail "$3: server exit $status: $(tail -n 15 "$work/server")"
+	pair_run 120 "$3" "$1" "$2"
 }
 
 for t in send write read; do
@@ -71,17 +52,12 @@ for t in send write read; do
 			result_ok "$work/client" "$size" ||
 				fail "$pt -s $size: $(tail -n 5 "$work/client")"
 		done
-		size=4096
-		popts="--perftest -t $t -m $m -s $size -n $iters"
-		pair "$run $pt -R -s $size -n $iters" "$perf $popts 127.0.0.1" \
-			"$pt server, iwarp-perf client"
-		[ "$m" = lat ] || result_ok "$work/server" "$size" ||
-			fail "$pt server: $(tail -n 5 "$work/server")"
-		pair "$perf $popts -B 127.0.0.1" \
-			"$run $pt -R -s $size -n $iters 127.0.0.1" \
-			"iwarp-perf server, $pt client"
-		result_ok "$work/client" "$size" ||
-			fail "$pt client: $(tail -n 5 "$work/client")"
+		[ "$m" = bw ] || continue
+		# two QPs: perftest counts the iterations of both
+		opts="-R -q 2 -s 4096 -n $iters"
+		pair "$run $pt $opts" "$run $pt $opts 127.0.0.1" "$pt -q 2"
+		result_ok "$work/client" 4096 $((2 * iters)) ||
+			fail "$pt -q 2: $(tail -n 5 "$work/client")"
 	done
 done
 # RFC 7306: perftest's atomic tests, which an iWARP device could not run
@@ -95,4 +71,4 @@ for m in bw lat; do
 			fail "ib_atomic_$m -A $a: $(tail -n 5 "$work/client")"
 	done
 done
-echo "compat_perftest: six perftest tests at up to three sizes, each against iwarp-perf --perftest both ways, and both atomic tests with both atomics"
+echo "compat_perftest: six perftest tests at up to three sizes, the bandwidth tests on two QPs, and both atomic tests with both atomics"

@@ -10,12 +10,6 @@ set -eu
 . "$top_srcdir/test/testlib.sh"
 run="$abs_top_builddir/tools/run/iwarp-run"
 need qperf qperf
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # qperf_run NAME IWARP-RUN-OPTIONS QPERF-OPTIONS TEST...: a server, then
 # a client running the tests; each must print its figure, above zero
@@ -24,16 +18,11 @@ qperf_run() {
 	shift 3
 	port=$(free_port)
 	# shellcheck disable=SC2086 # the options are words
-	timeout -k 5 300 "$run" $opts qperf -lp "$port" >"$work/server" 2>&1 &
-	server=$!
-	wait_tcp "$port" 0A
+	server_start 300 "$port" "$run" $opts qperf -lp "$port"
 	# shellcheck disable=SC2086
-	timeout -k 5 240 "$run" $opts qperf -lp "$port" -cm1 -t 1 $qopts \
-		127.0.0.1 "$@" >"$work/client" 2>&1 ||
-		fail "$name: client exit $?: $(tail -n 15 "$work/client") / $(tail -n 5 "$work/server")"
-	kill "$server" 2>/dev/null || true
-	wait "$server" 2>/dev/null || true
-	server=
+	client_run 240 "$name" "$run" $opts qperf -lp "$port" -cm1 -t 1 \
+		$qopts 127.0.0.1 "$@"
+	server_stop
 	for t in "$@"; do
 		awk -v t="$t:" '
 		$1 == t { on = 1; next }

@@ -12,29 +12,10 @@ run="$abs_top_builddir/tools/run/iwarp-run"
 need ucmatose rdmacm-utils
 need rdma_server rdmacm-utils
 need rdma_client rdmacm-utils
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # $1: server arguments, $2: client arguments, $3: program(s), $4: name
 pair() {
-	port=$(free_port)
-	prog_s=${3% *}
-	prog_c=${3#* }
-	# shellcheck disable=SC2086 # word splitting wanted
-	timeout -k 5 60 "$run" $prog_s $1 -p "$port" >"$work/server" 2>&1 &
-	server=$!
-	wait_tcp "$port" 0A
-	# shellcheck disable=SC2086
-	timeout -k 5 60 "$run" $prog_c $2 -p "$port" >"$work/client" 2>&1 ||
-		fail "$4: client exit $?: $(cat "$work/client")"
-	status=0
-	wait "$server" || status=$?
-	server=
-	[ "$status" -eq 0 ] || fail "$4: server exit $status: $(cat "$work/server")"
+	pair_run 60 "$4" "$run ${3% *} $1" "$run ${3#* } $2"
 }
 
 for extra in "" "-m"; do

@@ -10,12 +10,6 @@ set -eu
 run="$abs_top_builddir/tools/run/iwarp-run"
 ping="$abs_top_builddir/tools/iwarp-ping"
 need rping rdmacm-utils
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 count=20
 # "ping data: rdma-ping-N: ..." for N = 0 .. $2 - 1, in order, in $1
@@ -26,20 +20,9 @@ pings_ok() {
 }
 
 # $1: server command, $2: client command (each run with a port as -p),
-# $3: what to call it; both must exit 0 and the client show every ping
+# $3: what to call it; both must exit 0
 pair() {
-	port=$(free_port)
-	# shellcheck disable=SC2086 # word splitting wanted
-	timeout -k 5 60 $1 -p "$port" >"$work/server" 2>&1 &
-	server=$!
-	wait_tcp "$port" 0A
-	# shellcheck disable=SC2086
-	timeout -k 5 60 $2 -p "$port" >"$work/client" 2>&1 ||
-		fail "$3: client exit $?: $(cat "$work/client")"
-	status=0
-	wait "$server" || status=$?
-	server=
-	[ "$status" -eq 0 ] || fail "$3: server exit $status: $(cat "$work/server")"
+	pair_run 60 "$3" "$1" "$2"
 }
 
 for size in 23 24 33 100 1000 4095 4096 65535; do

@@ -14,35 +14,14 @@ for prog in rstream riostream rcopy; do
 	command -v "$prog" >/dev/null 2>&1 ||
 		{ echo "SKIP: $prog not found (Debian package rdmacm-utils)"; exit 77; }
 done
-server=
-client=
 host=
 sargs=
-cleanup() {
-	for p in $server $client; do
-		kill "$p" 2>/dev/null || :
-		wait "$p" 2>/dev/null || :
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # $1: program, $2: arguments of both ends, $3: a line both must print;
 # $host: the server's address (127.0.0.1), $sargs: the server's own arguments
 pair() {
-	port=$(free_port)
-	# shellcheck disable=SC2086 # word splitting wanted
-	timeout -k 5 60 "$run" $1 $2 $sargs -p "$port" >"$work/server" 2>&1 &
-	server=$!
-	wait_tcp "$port" 0A
-	# shellcheck disable=SC2086
-	timeout -k 5 60 "$run" $1 -s "${host:-127.0.0.1}" $2 -p "$port" >"$work/client" 2>&1 ||
-		fail "$1 $2: client exit $?: $(cat "$work/client")"
-	status=0
-	wait "$server" || status=$?
-	server=
-	[ "$status" -eq 0 ] ||
-		fail "$1 $2: server exit $status: $(cat "$work/server")"
+	pair_run 60 "$1 $2" "$run $1 $2 $sargs" \
+		"$run $1 -s ${host:-127.0.0.1} $2"
 	for side in server client; do
 		grep -Eq "$3" "$work/$side" ||
 			fail "$1 $2 $side: no line '$3': $(cat "$work/$side")"
@@ -84,34 +63,27 @@ n=$((n + 1))
 # rcopy: the server runs until killed; the file must arrive whole
 head -c 3000017 /dev/urandom >"$work/src"
 port=$(free_port)
-timeout -k 5 60 "$run" rcopy -p "$port" >"$work/server" 2>&1 &
-server=$!
-wait_tcp "$port" 0A
-timeout -k 5 60 "$run" rcopy "$work/src" "127.0.0.1:$work/dst" -p "$port" \
-	>"$work/client" 2>&1 || fail "rcopy: client exit $?: $(cat "$work/client")"
-kill "$server" 2>/dev/null || :
-wait "$server" 2>/dev/null || :
-server=
+server_start 60 "$port" "$run" rcopy -p "$port"
+client_run 60 rcopy "$run" rcopy "$work/src" "127.0.0.1:$work/dst" -p "$port"
+server_stop
 [ "$(sha256sum <"$work/src")" = "$(sha256sum <"$work/dst")" ] ||
 	fail "rcopy: the copy differs: $(cat "$work/client" "$work/server")"
 
 # the server killed mid-stream: the client is told within a second or so
 port=$(free_port)
-timeout -k 5 60 "$run" rstream -S 65536 -C 1000000 -p "$port" >"$work/server" 2>&1 &
-server=$!
-wait_tcp "$port" 0A
+server_start 60 "$port" "$run" rstream -S 65536 -C 1000000 -p "$port"
 timeout -k 5 60 "$run" rstream -s 127.0.0.1 -S 65536 -C 1000000 -p "$port" \
 	>"$work/client" 2>&1 &
 client=$!
+bg=$client
 sleep 1
 pid=$(pgrep -P "$server" rstream) || fail "no rstream server under $server"
 kill -9 "$pid"
-wait "$server" 2>/dev/null || :
-server=
+server_stop
 t0=$(date +%s)
 status=0
 wait "$client" || status=$?
-client=
+bg=
 [ "$status" -ne 0 ] || fail "killed server: client exit 0: $(cat "$work/client")"
 [ $(($(date +%s) - t0)) -lt 10 ] ||
 	fail "killed server: client took $(($(date +%s) - t0)) s to notice"

@@ -166,7 +166,8 @@ void e2e_poll(struct iw_cq *cq, struct iw_wc *wc, int n, int ms)
 	require(got == n, "%d of %d completions within %d ms", got, n, ms);
 }
 
-struct iw_cm_id *e2e_request(struct e2e *e, const struct e2e_opts *o)
+struct iw_cm_event *e2e_request_event(struct e2e *e,
+				      const struct e2e_opts *o)
 {
 	struct iw_cm_event *ev;
 
@@ -184,7 +185,12 @@ struct iw_cm_id *e2e_request(struct e2e *e, const struct e2e_opts *o)
 	ev = e2e_event(e->s.ch, E2E_WAIT_MS);
 	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
 	e->s.id = ev->id;
-	iw_ack_cm_event(ev);
+	return ev;
+}
+
+struct iw_cm_id *e2e_request(struct e2e *e, const struct e2e_opts *o)
+{
+	iw_ack_cm_event(e2e_request_event(e, o));
 	return e->s.id;
 }
 

@@ -54,6 +54,9 @@ void e2e_connect(struct e2e *e, const struct e2e_opts *o);
 struct iw_cm_id *e2e_start(struct e2e *e, const struct e2e_opts *o);
 /* The same with both sides opened already (with options of their own). */
 struct iw_cm_id *e2e_request(struct e2e *e, const struct e2e_opts *o);
+/* The same, the CONNECT_REQUEST returned for the test to read and ack. */
+struct iw_cm_event *e2e_request_event(struct e2e *e,
+				      const struct e2e_opts *o);
 void e2e_side_open(struct e2e_side *s, const struct e2e_opts *o);
 /* The same on the application's @base, which the caller dispatches. */
 void e2e_side_open_on(struct e2e_side *s, const struct e2e_opts *o,

@@ -12,14 +12,6 @@ set -eu
 ping="$abs_top_builddir/tools/iwarp-ping"
 peer="$abs_top_builddir/test/hostile_peer"
 . "$top_srcdir/test/testlib.sh"
-server=
-attacker=
-cleanup() {
-	[ -n "$attacker" ] && kill "$attacker" 2>/dev/null
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 good_client() {
 	timeout 30 "$ping" -c -a 127.0.0.1 -p "$port" -C 5 -V >"$work/client" 2>&1 ||
@@ -35,6 +27,7 @@ wait_tcp "$port" 0A
 
 "$peer" "$port" 1000 100 15 >"$work/peer" 2>&1 &
 attacker=$!
+bg=$attacker # killed on exit, as the server is
 n=0
 until grep -q '^open$' "$work/peer"; do
 	kill -0 "$attacker" 2>/dev/null || fail "the attacker stopped: $(cat "$work/peer")"
@@ -48,7 +41,7 @@ for i in 1 2 3; do
 	sleep 1
 done
 wait "$attacker" || fail "the attacker failed: $(cat "$work/peer")"
-attacker=
+bg=
 
 # every idle connection but those the backlog (8) still held was closed
 # (give or take those whose close was on its way), and those opened again

@@ -18,12 +18,6 @@ set -eu
 perf="$abs_top_builddir/tools/iwarp-perf"
 . "$top_srcdir/test/testlib.sh"
 need jq jq
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # row FILE FILTER: fails unless jq's FILTER is true of every row of FILE
 row() {
@@ -273,7 +267,6 @@ done
 bad_usage "no other -q" --loopback --threads 2 -q 3
 bad_usage "--threads takes" --loopback --threads 0
 bad_usage "--threads takes" --loopback --threads 257
-bad_usage "no --threads" --loopback --perftest --threads 2
 
 # -q: up to 1024 connections in one run
 out="$work/q1024.json"

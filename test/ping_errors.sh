@@ -9,12 +9,6 @@ set -eu
 ping="$abs_top_builddir/tools/iwarp-ping"
 peer="$abs_top_builddir/test/ping_peer"
 . "$top_srcdir/test/testlib.sh"
-server=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # client PORT ARGS...: runs the client, which must fail with status 1,
 # print no summary and say one line on stderr, into $work/client
@@ -30,36 +24,23 @@ client() {
 		fail "client $*: not one line: $(cat "$work/client")"
 }
 
-# server: its exit status, into $status
-reap() {
-	status=0
-	wait "$server" || status=$?
-	server=
-}
-
 # ping 2 comes back with octet 20 altered: rping's pattern has 'J' there
 # (0x4a: "rdma-ping-2: " and letters from 'C'), the peer flips bit 0x20
 port=$(free_port)
-"$peer" "$port" corrupt 2 20 2>"$work/peer" &
-server=$!
-wait_tcp "$port" 0A
+server_start 60 "$port" "$peer" "$port" corrupt 2 20
 client "$port" -C 5 -V
 grep -qx "iwarp-ping: data mismatch in ping 2 from 127.0.0.1:$port: octet 20 of 64 came back 0x6a, sent 0x4a" \
 	"$work/client" || fail "mismatch: $(cat "$work/client")"
-reap
-[ "$status" -eq 0 ] || fail "corrupting peer: exit $status: $(cat "$work/peer")"
+server_end "corrupting peer"
 
 # the peer posts no receive: the client's first Send finds no buffer, and
 # the peer's Terminate is what the client names
 port=$(free_port "$port")
-"$peer" "$port" terminate 2>"$work/peer" &
-server=$!
-wait_tcp "$port" 0A
+server_start 60 "$port" "$peer" "$port" terminate
 client "$port" -C 1 -V
 grep -q "^iwarp-ping: connection error with 127.0.0.1:$port: .*; Terminate received: layer 1 type 2 code 0x02 (DDP untagged buffer error: invalid MSN, no buffer available)$" \
 	"$work/client" || fail "received Terminate: $(cat "$work/client")"
-reap
-[ "$status" -eq 0 ] || fail "terminating peer: exit $status: $(cat "$work/peer")"
+server_end "terminating peer"
 
 # iwarp-ping's own server Writes under a key the client never granted:
 # the client sends the Terminate, the server receives it, both say so
@@ -71,7 +52,9 @@ wait_tcp "$port" 0A
 client "$port" -C 1 -S 1024 -V
 grep -q "^iwarp-ping: connection error with 127.0.0.1:$port: .*; Terminate sent: layer 1 type 1 code 0x00 (DDP tagged buffer error: invalid STag)$" \
 	"$work/client" || fail "sent Terminate: $(cat "$work/client")"
-reap
+status=0
+wait "$server" || status=$?
+server=
 [ "$status" -eq 1 ] || fail "--wrong-rkey server: exit $status"
 [ "$(wc -l <"$work/server")" -eq 1 ] &&
 	grep -q "^iwarp-ping: connection error with client 127.0.0.1: .*; Terminate received: layer 1 type 1 code 0x00 (DDP tagged buffer error: invalid STag)$" \

@@ -6,14 +6,6 @@ set -eu
 
 ping="$abs_top_builddir/tools/iwarp-ping"
 . "$top_srcdir/test/testlib.sh"
-server=
-first=
-cleanup() {
-	[ -n "$server" ] && kill "$server" 2>/dev/null
-	[ -n "$first" ] && kill "$first" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # The round-trip line of $1 holds min/avg/max and the 50th, 90th and
 # 99th percentiles, in order: min <= p50 <= p90 <= p99 <= max, and the
@@ -97,6 +89,7 @@ wait_tcp "$port" 0A
 timeout 60 "$ping" -c -a 127.0.0.1 -p "$port" -C 0 -S 32 -v \
 	>"$work/first" 2>&1 &
 first=$!
+bg=$first # killed on exit, as the server is
 # until the first is served: its pings fill a stdio buffer in a moment
 tries=0
 until grep -q "^ping data: rdma-ping-" "$work/first"; do
@@ -112,7 +105,7 @@ grep -q 'it said "iwarp-ping: busy with another client"' "$work/second" ||
 kill -INT "$first"
 status=0
 wait "$first" || status=$?
-first=
+bg=
 [ "$status" -eq 130 ] || fail "the first client ended with $status"
 # the client left in the middle of a ping: the server sees its close, or,
 # when it was sending right then, the reset the close caused; either way

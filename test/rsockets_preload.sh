@@ -15,15 +15,6 @@ for f in /usr/lib/*/rsocket/librspreload.so /usr/lib/rsocket/librspreload.so; do
 done
 [ -n "$preload" ] ||
 	{ echo "SKIP: librspreload.so not found (Debian package librdmacm1)"; exit 77; }
-server=
-cleanup() {
-	if [ -n "$server" ]; then
-		kill "$server" 2>/dev/null || :
-		wait "$server" 2>/dev/null || :
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 # $1 $2: server mode, client mode, $3: client argument, $4: octets the
 # client must have sent as payload at least

@@ -23,14 +23,6 @@ export IWARP_STATS_DIR
 unset IWARP_STATS XDG_RUNTIME_DIR
 mkdir -m 700 "$IWARP_STATS_DIR"
 
-pids=
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || :; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM # so that cleanup runs then too
-
 # The program timeout(1) $1 runs (10 s at most to appear).
 child_of() {
 	for _ in $(seq 100); do
@@ -53,7 +45,8 @@ wait_endpoint() {
 
 # An iwarp-perf server on a free port of 127.0.0.1 in the background, with
 # the environment $2... added, its output in $work/$1: once it listens,
-# $srv is its timeout(1), which $pids holds, and $srvp the program itself.
+# $srv is its timeout(1), which $bg holds (killed on exit), and $srvp the
+# program itself.
 perf_server() {
 	_log=$1
 	shift
@@ -61,7 +54,7 @@ perf_server() {
 	env "$@" timeout -k 5 60 "$perf" -p "$port" -B 127.0.0.1 \
 		>"$work/$_log" 2>&1 &
 	srv=$!
-	pids="$pids $srv"
+	bg="$bg $srv"
 	wait_tcp "$port" 0A
 	srvp=$(child_of "$srv")
 }
@@ -70,7 +63,7 @@ perf_server() {
 timeout -k 5 60 "$perf" --loopback -t write -s 64k --duration 4 \
 	>"$work/perf" 2>&1 &
 t=$!
-pids="$pids $t"
+bg="$bg $t"
 p=$(child_of "$t")
 wait_endpoint "$p"
 sleep 0.5
@@ -136,7 +129,7 @@ chmod 700 "$work" "$IWARP_STATS_DIR"
 "$stat" -p "$p" --json | jq -e '.processes[0].connections | length == 2' \
 	>/dev/null || fail "endpoint gone after another user's visit"
 wait "$t" || fail "iwarp-perf: exit $?: $(tail -n 5 "$work/perf")"
-pids=
+bg=
 grep -q "^ *65536 " "$work/perf" || fail "iwarp-perf: $(cat "$work/perf")"
 [ ! -e "$IWARP_STATS_DIR/$p.sock" ] || fail "endpoint left after exit"
 rc=0
@@ -149,12 +142,12 @@ port=$(free_port)
 timeout -k 5 60 "$run" ib_write_bw -R -D 4 -s 65536 -p "$port" \
 	>"$work/pts" 2>&1 &
 pts=$!
-pids="$pids $pts"
+bg="$bg $pts"
 wait_tcp "$port" 0A
 timeout -k 5 60 "$run" ib_write_bw -R -D 4 -s 65536 -p "$port" 127.0.0.1 \
 	>"$work/ptc" 2>&1 &
 ptc=$!
-pids="$pids $ptc"
+bg="$bg $ptc"
 sleep 1.5
 "$stat" --json >"$work/pa.json" || fail "iwarp-stat: exit $?"
 sleep 1
@@ -181,7 +174,7 @@ jq -s -e '
 	fail "ib_write_bw octets: $(cat "$work/pa.json" "$work/pb.json")"
 wait "$ptc" || fail "ib_write_bw client: exit $?: $(tail -n 5 "$work/ptc")"
 wait "$pts" || fail "ib_write_bw server: exit $?: $(tail -n 5 "$work/pts")"
-pids=
+bg=
 
 # ---- SIGKILL: the socket stays, iwarp-stat removes it ---------------------
 perf_server k
@@ -189,7 +182,7 @@ k=$srv kp=$srvp # the program itself, not timeout(1), is killed
 wait_endpoint "$kp"
 kill -KILL "$kp"
 wait "$k" 2>/dev/null || :
-pids=
+bg=
 [ -S "$IWARP_STATS_DIR/$kp.sock" ] || fail "no socket left to clean up"
 # a socket nothing serves, of a process that lives (this shell): skipped
 : >"$IWARP_STATS_DIR/$$.sock"
@@ -216,7 +209,7 @@ wait_endpoint "$srvp"
 	fail "a new program's endpoint left the stale one of $kp"
 kill "$k3" 2>/dev/null || :
 wait "$k3" 2>/dev/null || :
-pids=
+bg=
 rm -f "$IWARP_STATS_DIR"/*.sock
 
 # ---- IWARP_STATS=0: no endpoint ------------------------------------------
@@ -229,5 +222,5 @@ rc=0
 [ -z "$(ls "$IWARP_STATS_DIR")" ] || fail "IWARP_STATS=0 left an endpoint"
 kill "$z" 2>/dev/null || :
 wait "$z" 2>/dev/null || :
-pids=
+bg=
 echo "iwarp-stat: listings, rates, another user, SIGKILL, IWARP_STATS=0 ok"

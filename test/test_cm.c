@@ -812,23 +812,14 @@ START_TEST(revision_1_carries_512_octets_and_wide_ird_is_refused)
 	e2e_opts_default(&o);
 	o.client.revision = 1;
 	o.client.max_private_data = 512;
+	o.cparam = (struct iw_conn_param){ pd, 512, 2, 3 };
 	memset(&e, 0, sizeof(e));
 	e2e_side_open(&e.c, &o);
 	e2e_side_open(&e.s, &o);
-	e.listen = iw_create_id(e.s.ch, NULL);
-	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
-	e2e_port(e.listen, e.port, sizeof(e.port));
-	e.c.id = iw_create_id(e.c.ch, NULL);
-	ck_assert_int_eq(iw_set_mpa_opts(e.c.id, &o.client), 0);
-	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp,
-				    &(struct iw_conn_param){ pd, 512, 2, 3 }),
-			 0);
-	ev = e2e_event(e.s.ch, E2E_WAIT_MS);
-	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	ev = e2e_request_event(&e, &o);
 	ck_assert_uint_eq(ev->peer.revision, 1);
 	ck_assert_uint_eq(ev->private_data_len, 512);
 	ck_assert_mem_eq(ev->private_data, pd, 512);
-	e.s.id = ev->id;
 	iw_ack_cm_event(ev);
 	ck_assert_int_eq(iw_accept(e.s.id, e.s.qp, &o.sparam), 0);
 	e2e_expect(e.c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
@@ -847,26 +838,17 @@ START_TEST(request_private_data_arrives_whole)
 		pd[i] = (uint8_t)(i * 7);
 	e2e_opts_default(&o);
 	o.client.max_private_data = 508;
+	o.cparam = (struct iw_conn_param){ pd, 508, 2, 3 };
 	memset(&e, 0, sizeof(e));
 	e2e_side_open(&e.c, &o);
 	e2e_side_open(&e.s, &o);
-	e.listen = iw_create_id(e.s.ch, NULL);
-	ck_assert_int_eq(iw_listen(e.listen, "127.0.0.1", "0", 4), 0);
-	e2e_port(e.listen, e.port, sizeof(e.port));
-	e.c.id = iw_create_id(e.c.ch, NULL);
-	ck_assert_int_eq(iw_set_mpa_opts(e.c.id, &o.client), 0);
-	ck_assert_int_eq(iw_connect(e.c.id, "127.0.0.1", e.port, e.c.qp,
-				    &(struct iw_conn_param){ pd, 508, 2, 3 }),
-			 0);
-	ev = e2e_event(e.s.ch, E2E_WAIT_MS);
-	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	ev = e2e_request_event(&e, &o);
 	ck_assert_uint_eq(ev->private_data_len, 508);
 	ck_assert_mem_eq(ev->private_data, pd, 508);
 	ck_assert_uint_eq(ev->peer.revision, 2);
 	ck_assert(ev->peer.enhanced);
 	ck_assert_uint_eq(ev->peer.ird, 2);
 	ck_assert_uint_eq(ev->peer.ord, 3);
-	e.s.id = ev->id;
 	iw_ack_cm_event(ev);
 	ck_assert_int_eq(iw_reject(e.s.id, NULL, 0), 0);
 	e2e_expect(e.c.ch, IW_CM_EVENT_REJECTED, E2E_WAIT_MS);

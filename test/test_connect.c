@@ -96,6 +96,34 @@ static struct iw_cm_id *listen_on(struct e2e_side *s, const char *host,
 	return l;
 }
 
+/*
+ * Connects a new identifier of @c to @name at @port and has @s accept it;
+ * returns the identifier.  *@via: the listener the request came to;
+ * *@addr: the IPv4 address the connection reached, in host order.
+ */
+static struct iw_cm_id *connect_accepted(struct e2e_side *c,
+					 struct e2e_side *s, const char *name,
+					 const char *port,
+					 struct iw_cm_id **via, uint32_t *addr)
+{
+	struct iw_cm_id *id = iw_create_id(c->ch, NULL);
+	struct sockaddr_storage ss;
+	struct iw_cm_event *ev;
+
+	ck_assert_ptr_nonnull(id);
+	ck_assert_int_eq(iw_connect(id, name, port, c->qp, NULL), 0);
+	ev = e2e_event(s->ch, E2E_WAIT_MS);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
+	*via = ev->listen_id;
+	s->id = ev->id;
+	iw_ack_cm_event(ev);
+	ck_assert_int_eq(iw_accept(s->id, s->qp, NULL), 0);
+	e2e_expect(c->ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	ck_assert_int_eq(iw_get_peer_addr(id, &ss), 0);
+	*addr = ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+	return id;
+}
+
 START_TEST(name_that_does_not_resolve_says_so)
 {
 	struct e2e_side c;
@@ -129,27 +157,17 @@ START_TEST(addresses_are_tried_in_the_resolver_order)
 	static const char *const names[] = { "two-then-one.test",
 					     "one-then-two.test" };
 	struct e2e_side s, c;
-	struct iw_cm_id *l2, *l1, *id;
-	struct iw_cm_event *ev;
-	struct sockaddr_storage ss;
+	struct iw_cm_id *l2, *l1, *id, *via;
+	uint32_t addr;
 	char port[16] = "0";
 
 	side_open(&s);
 	side_open(&c);
 	l2 = listen_on(&s, "127.0.0.2", port);
 	l1 = listen_on(&s, "127.0.0.1", port);
-	id = iw_create_id(c.ch, NULL);
-	ck_assert_int_eq(iw_connect(id, names[_i], port, c.qp, NULL), 0);
-	ev = e2e_event(s.ch, E2E_WAIT_MS);
-	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
-	ck_assert_ptr_eq(ev->listen_id, _i == 0 ? l2 : l1);
-	s.id = ev->id;
-	iw_ack_cm_event(ev);
-	ck_assert_int_eq(iw_accept(s.id, s.qp, NULL), 0);
-	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
-	ck_assert_int_eq(iw_get_peer_addr(id, &ss), 0);
-	ck_assert_uint_eq(ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr),
-			  _i == 0 ? 0x7f000002 : 0x7f000001);
+	id = connect_accepted(&c, &s, names[_i], port, &via, &addr);
+	ck_assert_ptr_eq(via, _i == 0 ? l2 : l1);
+	ck_assert_uint_eq(addr, _i == 0 ? 0x7f000002 : 0x7f000001);
 	ck_assert_int_eq(iw_destroy_id(id), 0);
 	ck_assert_int_eq(iw_destroy_id(l2), 0);
 	ck_assert_int_eq(iw_destroy_id(l1), 0);
@@ -162,26 +180,16 @@ END_TEST
 START_TEST(a_refused_address_gives_way_to_the_next)
 {
 	struct e2e_side s, c;
-	struct iw_cm_id *l, *id;
-	struct iw_cm_event *ev;
-	struct sockaddr_storage ss;
+	struct iw_cm_id *l, *id, *via;
+	uint32_t addr;
 	char port[16] = "0";
 
 	side_open(&s);
 	side_open(&c);
 	l = listen_on(&s, "127.0.0.1", port);
-	id = iw_create_id(c.ch, NULL);
-	ck_assert_int_eq(iw_connect(id, "two-then-one.test", port, c.qp, NULL),
-			 0);
-	ev = e2e_event(s.ch, E2E_WAIT_MS);
-	ck_assert_int_eq(ev->event, IW_CM_EVENT_CONNECT_REQUEST);
-	s.id = ev->id;
-	iw_ack_cm_event(ev);
-	ck_assert_int_eq(iw_accept(s.id, s.qp, NULL), 0);
-	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
-	ck_assert_int_eq(iw_get_peer_addr(id, &ss), 0);
-	ck_assert_uint_eq(ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr),
-			  0x7f000001);
+	id = connect_accepted(&c, &s, "two-then-one.test", port, &via, &addr);
+	ck_assert_ptr_eq(via, l);
+	ck_assert_uint_eq(addr, 0x7f000001);
 	ck_assert_int_eq(iw_destroy_id(id), 0);
 	ck_assert_int_eq(iw_destroy_id(l), 0);
 	e2e_side_close(&c);

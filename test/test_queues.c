@@ -400,6 +400,21 @@ static void srq_server_open(struct srq_server *sv)
 	e2e_port(sv->listen, sv->port, sizeof(sv->port));
 }
 
+/* Destroys what srq_server_open() made, the QPs still there included. */
+static void srq_server_close(struct srq_server *sv)
+{
+	ck_assert_int_eq(iw_destroy_id(sv->listen), 0);
+	for (int i = 0; i < N_QPS; i++)
+		if (sv->qp[i])
+			ck_assert_int_eq(iw_destroy_qp(sv->qp[i]), 0);
+	ck_assert_int_eq(iw_destroy_srq(sv->srq), 0);
+	ck_assert_int_eq(iw_dereg_mr(sv->mr), 0);
+	ck_assert_int_eq(iw_destroy_cq(sv->cq), 0);
+	ck_assert_int_eq(iw_dealloc_pd(sv->pd), 0);
+	ck_assert_int_eq(iw_destroy_cm_channel(sv->ch), 0);
+	ck_assert_int_eq(iw_close(sv->ctx), 0);
+}
+
 static void srq_server_accept(struct srq_server *sv, int i)
 {
 	struct iw_cm_event *ev = e2e_event(sv->ch, E2E_WAIT_MS);
@@ -484,15 +499,7 @@ START_TEST(srq_feeds_several_qps_and_gives_slots_back_when_polled)
 	}
 	for (int i = 0; i < N_QPS; i++)
 		ck_assert_int_eq(iw_destroy_id(sv.id[i]), 0);
-	ck_assert_int_eq(iw_destroy_id(sv.listen), 0);
-	for (int i = 0; i < N_QPS; i++)
-		ck_assert_int_eq(iw_destroy_qp(sv.qp[i]), 0);
-	ck_assert_int_eq(iw_destroy_srq(sv.srq), 0);
-	ck_assert_int_eq(iw_dereg_mr(sv.mr), 0);
-	ck_assert_int_eq(iw_destroy_cq(sv.cq), 0);
-	ck_assert_int_eq(iw_dealloc_pd(sv.pd), 0);
-	ck_assert_int_eq(iw_destroy_cm_channel(sv.ch), 0);
-	ck_assert_int_eq(iw_close(sv.ctx), 0);
+	srq_server_close(&sv);
 }
 END_TEST
 
@@ -560,17 +567,11 @@ START_TEST(destroyed_qp_gives_its_srq_slots_back)
 	sv.qp[0] = srq_qp(&sv, sv.pd, 0);
 	ck_assert_ptr_nonnull(sv.qp[0]);
 	ck_assert_int_eq(iw_destroy_qp(sv.qp[0]), 0);
+	sv.qp[0] = NULL;
 	ck_assert_int_eq(iw_destroy_id(c.id), 0);
 	c.id = NULL;
 	e2e_side_close(&c);
-	ck_assert_int_eq(iw_destroy_id(sv.listen), 0);
-	ck_assert_int_eq(iw_destroy_qp(sv.qp[1]), 0);
-	ck_assert_int_eq(iw_destroy_srq(sv.srq), 0);
-	ck_assert_int_eq(iw_dereg_mr(sv.mr), 0);
-	ck_assert_int_eq(iw_destroy_cq(sv.cq), 0);
-	ck_assert_int_eq(iw_dealloc_pd(sv.pd), 0);
-	ck_assert_int_eq(iw_destroy_cm_channel(sv.ch), 0);
-	ck_assert_int_eq(iw_close(sv.ctx), 0);
+	srq_server_close(&sv);
 }
 END_TEST
 

@@ -1,8 +1,26 @@
 # What the test scripts share; sourced, not run.  Each script gets a work
-# directory removed on exit, fail(), and, after need_tshark, tshark_r.
+# directory, fail(), a server in the background and its client
+# (server_start, client_run, pair_run), and, after need_tshark, tshark_r.
+# On exit, and on HUP, INT or TERM, testlib_cleanup kills what the test
+# left running, deletes its namespaces and removes the work directory.
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+server= # the server server_start runs in the background
+bg=	# other timeout(1)s in the background: TERM, which they pass on
+pids=	# other processes in the background: KILL (a stopped one too)
+netns=	# namespaces made by ns_add, deleted on exit
+
+testlib_cleanup() {
+	for _p in $server $bg; do
+		kill "$_p" 2>/dev/null || :
+		wait "$_p" 2>/dev/null || :
+	done
+	for _p in $pids; do kill -KILL "$_p" 2>/dev/null || :; done
+	for _ns in $netns; do ip netns del "$_ns" 2>/dev/null || :; done
+	rm -rf "$work"
+}
+trap testlib_cleanup EXIT
+trap 'exit 1' HUP INT TERM # so that testlib_cleanup runs then too
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -108,6 +126,60 @@ in_ns() {
 	if [ -n "$_ns" ]; then ip netns exec "$_ns" "$@"; else "$@"; fi
 }
 
+# ---- a server and its client ---------------------------------------------
+# Both under timeout(1) (killed 5 s after SECONDS if they ignore it), their
+# output in $work/server and $work/client.  A server still running when
+# the test exits is killed (testlib_cleanup).
+
+# server_start SECONDS PORT COMMAND...: COMMAND in the background, its PID
+# (timeout's) in $server; returns once it listens on PORT.
+server_start() {
+	_secs=$1 _port=$2
+	shift 2
+	timeout -k 5 "$_secs" "$@" >"$work/server" 2>&1 &
+	server=$!
+	wait_tcp "$_port" 0A "" "the server does not listen on port $_port" \
+		"$work/server"
+}
+
+# server_end NAME: waits for the server, which must exit 0.
+server_end() {
+	_st=0
+	wait "$server" || _st=$?
+	server=
+	[ "$_st" -eq 0 ] ||
+		fail "$1: server exit $_st: $(tail -n 15 "$work/server")"
+}
+
+# server_stop: ends a server that runs until it is killed.
+server_stop() {
+	kill "$server" 2>/dev/null || :
+	wait "$server" 2>/dev/null || :
+	server=
+}
+
+# client_run SECONDS NAME COMMAND...: COMMAND, which must exit 0; NAME
+# names it when it does not (with the end of the server's output, if one
+# runs).
+client_run() {
+	_secs=$1 _name=$2
+	shift 2
+	timeout -k 5 "$_secs" "$@" >"$work/client" 2>&1 ||
+		fail "$_name: client exit $?: $(tail -n 15 "$work/client")${server:+ / server: $(tail -n 5 "$work/server")}"
+}
+
+# pair_run SECONDS NAME SERVER CLIENT: a server, then its client, each a
+# command line (split into words) to which "-p PORT" is added, PORT a
+# free one, left in $port; both must exit 0.
+pair_run() {
+	port=$(free_port)
+	# shellcheck disable=SC2086 # the command lines are words
+	server_start "$1" "$port" $3 -p "$port"
+	# shellcheck disable=SC2086
+	client_run "$1" "$2" $4 -p "$port"
+	server_end "$2"
+}
+
 # iwarp-perf --json output $1: one JSON object per line, at least one,
 # each with every figure its mode measures a positive number: seconds,
 # gbps, mmsgps, latency min/avg/p50/p90/p99/max in order (unless the row
@@ -155,11 +227,8 @@ perf_rows_ok() {
 # A test that must not run over loopback makes namespaces of its own: names
 # with its PID (tests run in parallel), addresses in 198.18.0.0/15, the
 # benchmarking range of RFC 2544.  It puts what it starts in the background
-# into $pids; on exit, and on HUP, INT or TERM, ns_cleanup kills those,
-# deletes the namespaces and removes $work.
-
-pids=
-netns=
+# into $pids; on exit testlib_cleanup kills those and deletes the
+# namespaces.
 
 skip() {
 	echo "SKIP: $*"
@@ -184,18 +253,8 @@ need_netns() {
 	[ -z "$_why" ] || skip "$_why"
 }
 
-ns_cleanup() {
-	for _p in $pids; do kill -KILL "$_p" 2>/dev/null || true; done
-	for _ns in $netns; do ip netns del "$_ns" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-
 # Namespace $1 with its loopback up, deleted on exit.
 ns_add() {
-	if [ -z "$netns" ]; then
-		trap ns_cleanup EXIT
-		trap 'exit 1' HUP INT TERM # so that ns_cleanup runs then too
-	fi
 	case " $netns " in *" $1 "*) ;; *) netns="$netns $1" ;; esac
 	ip netns add "$1" 2>"$work/err" || fail "ip netns add $1: $(cat "$work/err")"
 	ip -n "$1" link set lo up

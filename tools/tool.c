@@ -28,6 +28,16 @@ void tool_vsay(const char *prog, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+int tool_fail(const char *prog, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tool_vsay(prog, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
 /* "none", or one or more of send, write, read separated by commas. */
 bool tool_parse_rtr(const char *word, uint8_t *rtr)
 {

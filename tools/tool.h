@@ -17,6 +17,9 @@
 /* "PROG: message" and a newline on stderr. */
 void tool_vsay(const char *prog, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+/* The same, then @status: "return tool_fail(PROG, 2, ...)" ends a case. */
+int tool_fail(const char *prog, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* --crc / --markers / --mpa-rev / --rtr values; false on a bad word. */
 bool tool_parse_pref(const char *word, enum iw_mpa_pref *pref);

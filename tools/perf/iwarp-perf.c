@@ -15,14 +15,12 @@
 #include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "perf.h"
-#include "perf_pt.h"
 
 #define DEFAULT_TIMEOUT_MS 10000
 
@@ -91,7 +89,7 @@ static int run_client(struct perf_opts *o, const char *tcp_port,
 			 conn);
 		if (idle)
 			perf_idle_report(idle, o, idle_json, sizeof(idle_json));
-		perf_report_header(o, words, true);
+		perf_report_header(o, words);
 	}
 	for (; !rc && size <= o->size; size *= 2) {
 		struct perf_result r = { 0 }, tr = { 0 };
@@ -127,8 +125,7 @@ static void *loopback_server(void *arg)
 {
 	struct loopback *l = arg;
 
-	l->rc = l->o.perftest ? perf_pt_server(&l->o, l->ready_fd)
-			      : perf_server_run(&l->o, l->ready_fd);
+	l->rc = perf_server_run(&l->o, l->ready_fd);
 	close(l->ready_fd); /* a client still waiting for ports learns */
 	return NULL;
 }
@@ -171,8 +168,7 @@ static int run_loopback(struct perf_opts *o, struct perf_idle *idle)
 	if (!rc) {
 		o->host = "127.0.0.1";
 		o->port = iw_port;
-		rc = o->perftest ? perf_pt_client(o)
-				 : run_client(o, tcp_port, idle);
+		rc = run_client(o, tcp_port, idle);
 	}
 	atomic_store(&l.client_gone, true);
 	pthread_join(th, NULL);
@@ -229,17 +225,9 @@ static void usage(FILE *f)
 "                           memory for the peer's and call nothing meanwhile\n"
 "                           (ib_write_lat's way; both ends); by default each\n"
 "                           look polls the CQ too, which places what came\n"
-"      --perftest           speak perftest's exchange (ib_{send,write,read}_\n"
-"                           {bw,lat} -R): with HOST a client of perftest's\n"
-"                           server, without one a server for its client.\n"
-"                           -t, -m bw|lat, -s, -a, -n, -D, -q (bw), -p and\n"
-"                           --duration (bw) mean what perftest's own do and\n"
-"                           must match the other side's; -n defaults to 1000\n"
-"                           (write bw: 5000) for every size, as perftest's\n"
 "      --rx-depth N         send tests: the receives the server keeps\n"
 "                           posted per QP in bw and rate (512, as\n"
-"                           perftest's); with --perftest perftest's -r\n"
-"                           (512, at most -n), the same on both sides\n"
+"                           perftest's)\n"
 "      --crc on|off|follow, --markers on|off|follow, --mpa-rev 1|2\n"
 "      --progress thread|manual|N\n"
 "                           who runs libiwarp's receive path besides the\n"
@@ -257,9 +245,8 @@ static void usage(FILE *f)
 
 enum {
 	OPT_DURATION = 256, OPT_CRC, OPT_MARKERS, OPT_MPA_REV, OPT_TCP,
-	OPT_JSON, OPT_LOOPBACK, OPT_TIMEOUT, OPT_MAX_SIZE, OPT_PERFTEST,
-	OPT_RX_DEPTH, OPT_PROGRESS, OPT_THREADS, OPT_IDLE, OPT_WATCH_ONLY,
-	OPT_SLICES,
+	OPT_JSON, OPT_LOOPBACK, OPT_TIMEOUT, OPT_MAX_SIZE, OPT_RX_DEPTH,
+	OPT_PROGRESS, OPT_THREADS, OPT_IDLE, OPT_WATCH_ONLY, OPT_SLICES,
 };
 
 static const struct option longopts[] = {
@@ -284,7 +271,6 @@ static const struct option longopts[] = {
 	{ "loopback", no_argument, NULL, OPT_LOOPBACK },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-	{ "perftest", no_argument, NULL, OPT_PERFTEST },
 	{ "rx-depth", required_argument, NULL, OPT_RX_DEPTH },
 	{ "progress", required_argument, NULL, OPT_PROGRESS },
 	{ "threads", required_argument, NULL, OPT_THREADS },
@@ -307,17 +293,7 @@ static bool parse_word(const char *w, const char *const *words, int n,
 }
 
 /* A bad option in one line; the exit status for it. */
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tool_vsay(PERF_PROG, fmt, ap);
-	va_end(ap);
-	return 2;
-}
+#define bad(...) tool_fail(PERF_PROG, 2, __VA_ARGS__)
 
 /* A whole number in [@min, @max]. */
 static bool parse_num(const char *w, uint64_t min, uint64_t max,
@@ -436,9 +412,6 @@ static int take_option(struct perf_opts *o, int opt, const char *arg,
 	case OPT_LOOPBACK:
 		o->loopback = true;
 		break;
-	case OPT_PERFTEST:
-		o->perftest = true;
-		break;
 	case OPT_WATCH_ONLY:
 		o->watch_only = true;
 		break;
@@ -476,26 +449,6 @@ static int take_option(struct perf_opts *o, int opt, const char *arg,
 	return 0;
 }
 
-/* What perftest's exchange has no room for. */
-static int settle_perftest(struct perf_opts *o)
-{
-	if (o->tcp)
-		return bad("--perftest runs no TCP comparison: no --tcp");
-	if (o->mode == PERF_RATE)
-		return bad("--perftest knows bw and lat, not rate");
-	if (o->mode == PERF_LAT && o->qps > 1)
-		return bad("perftest's lat tests run one QP: no -q");
-	if (o->mode == PERF_LAT && o->duration)
-		return bad("--perftest runs lat tests by count: no --duration");
-	if (o->duration && o->sweep)
-		return bad("-a and --duration exclude each other");
-	if (o->size > PT_SWEEP_MAX)
-		return bad("perftest's sizes end at 8 MiB");
-	if (o->test > PERF_READ)
-		return bad("--perftest runs send, write and read");
-	return 0;
-}
-
 /* Defaults that depend on the mode, and the combinations that make no sense. */
 static int settle(struct perf_opts *o, bool size_set, bool depth_set,
 		  bool qps_set)
@@ -522,30 +475,26 @@ static int settle(struct perf_opts *o, bool size_set, bool depth_set,
 									    : 2;
 	if (o->mode == PERF_LAT && depth_set && o->depth != 1)
 		return bad("lat runs one operation at a time: no -D");
-	if (o->rx_depth && o->mode == PERF_LAT && !o->perftest)
+	if (o->rx_depth && o->mode == PERF_LAT)
 		return bad("lat keeps its own receives: no --rx-depth");
 	if (o->threads && qps_set && o->qps != o->threads)
 		return bad("--threads N runs N QPs, one a thread: no other -q");
 	if (o->threads)
 		o->qps = o->threads;
-	if (o->threads && o->perftest)
-		return bad("--perftest runs no --threads");
-	if (o->idle && o->perftest)
-		return bad("--perftest runs no --idle");
 	if (o->idle && !o->host && !o->loopback)
 		return bad("--idle is the client's: a HOST or --loopback");
 	if (o->watch_only && (o->mode != PERF_LAT || o->test != PERF_WRITE))
 		return bad("--watch-only is write lat's: -m lat -t write");
-	if (o->watch_only && (o->perftest || o->event))
-		return bad("--watch-only: no --perftest, no -e");
+	if (o->watch_only && o->event)
+		return bad("--watch-only: no -e");
 	if (o->watch_only && !o->host && !o->loopback)
 		return bad("--watch-only is the client's: the server follows it");
 	if (o->watch_only && o->progress == IW_PROGRESS_MANUAL)
 		return bad("--watch-only leaves each pong to a library thread: "
 			   "no --progress manual");
 	if (!o->rx_depth)
-		o->rx_depth = PT_DEF_RX_DEPTH;
-	return o->perftest ? settle_perftest(o) : 0;
+		o->rx_depth = PERF_DEF_RX_DEPTH;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -588,8 +537,6 @@ int main(int argc, char **argv)
 	}
 	if (o.loopback)
 		rc = run_loopback(&o, idle);
-	else if (o.perftest)
-		rc = o.host ? perf_pt_client(&o) : perf_pt_server(&o, -1);
 	else if (o.host) {
 		char tcp_port[24];
 

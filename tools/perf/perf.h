@@ -28,6 +28,7 @@
 #define PERF_MAX_DEPTH 16383 /* the RFC 6581 IRD/ORD limit bounds Reads */
 #define PERF_SERVER_MAX (1ull << 30) /* --max-size default */
 #define PERF_MAX_SLICES 64
+#define PERF_DEF_RX_DEPTH 512 /* --rx-depth default, perftest's -r */
 /*
  * Completions a stream's poll takes, at either end: a whole depth that
  * completed at once then goes out again as one chain (its receives, at
@@ -57,7 +58,6 @@ static inline uint32_t perf_ring_next(uint32_t i, uint32_t n)
 	return i + 1 == n ? 0 : i + 1;
 }
 
-/* Tests whose operation waits for the peer's response (ORD/IRD). */
 /*
  * Latency tests: the last octet's value in iteration @i, which the other
  * end watches for; never 0, the buffers' start.
@@ -67,6 +67,7 @@ static inline uint8_t perf_lat_mark(uint64_t i)
 	return (uint8_t)(i % 255 + 1);
 }
 
+/* Tests whose operation waits for the peer's response (ORD/IRD). */
 static inline bool perf_test_requests(unsigned int t)
 {
 	return t == PERF_READ || t == PERF_ATOMIC;
@@ -91,8 +92,7 @@ struct perf_opts {
 	uint32_t idle;	   /* --idle: idle QPs connected beside the busy ones */
 	bool tcp, json, debug, loopback, event;
 	bool watch_only;   /* write lat: watch memory, call nothing meanwhile */
-	bool perftest;	   /* perftest's exchange instead of ours */
-	uint32_t rx_depth; /* receives for Sends (perftest's -r) */
+	uint32_t rx_depth; /* receives for Sends in bw and rate */
 	const char *host, *port;
 	const char *bind; /* server: the one address it listens on */
 	int timeout_ms;	   /* bound of every wait */
@@ -262,6 +262,16 @@ struct perf_ep {
 	uint64_t rx_msgs, rx_bytes, rx_posted, rx_granted, rx_pending;
 };
 
+/*
+ * Write lat, at either end: whether the peer's Write of @size octets has
+ * landed, its last octet the mark @e awaits (perf_lat_mark()).
+ */
+static inline bool perf_mark_arrived(const struct perf_ep *e, size_t size)
+{
+	return __atomic_load_n(e->buf + size - 1, __ATOMIC_ACQUIRE) ==
+	       e->expect;
+}
+
 struct perf_dev {
 	const struct perf_opts *o;
 	struct iw_context *ctx;
@@ -382,8 +392,7 @@ int perf_tcp_serve_end(struct perf_tcp_server *s);
 
 /* ---- output (perf_report.c) ---------------------------------------------- */
 
-void perf_report_header(const struct perf_opts *o, const char *conn_words,
-			bool lat_measured);
+void perf_report_header(const struct perf_opts *o, const char *conn_words);
 void perf_report_row(const struct perf_opts *o, size_t size,
 		     struct perf_result *iw, struct perf_result *tcp);
 

@@ -33,8 +33,6 @@
 
 #include "perf.h"
 
-#define BATCH 64 /* completions a poll takes while ping-ponging */
-
 struct perf_client {
 	struct perf_dev d;
 	const struct perf_opts *o;
@@ -144,10 +142,9 @@ static int repost(struct perf_ep *e, const struct iw_wc *wc)
 	return perf_post_data_recv(e, 1);
 }
 
-/*
- * Handles one completion.  Send lat replies (data Sends to us) are left
- * to the caller: returns 1 for them, 0 for the rest, -1 on failure.
- */
+static int pong(struct perf_client *c, struct perf_ep *e, double now);
+
+/* Handles one completion: 0, or -1 on failure (said why). */
 static int handle_wc(struct perf_client *c, const struct iw_wc *wc,
 		     double now)
 {
@@ -169,39 +166,48 @@ static int handle_wc(struct perf_client *c, const struct iw_wc *wc,
 		return -1;
 	if (repost(e, wc))
 		return -1;
-	return wc->wc_flags & IW_WC_SOLICITED ? 0 : 1;
+	if (wc->wc_flags & IW_WC_SOLICITED)
+		return 0;
+	/* data to us: in send (and write_imm) lat, the pong */
+	return c->o->mode == PERF_LAT ? pong(c, e, now) : 0;
 }
 
-/* Polls once without waiting and handles what came. */
-static int drain(struct perf_client *c)
+/*
+ * The client's one poll: into c->wc, without waiting when @what is NULL,
+ * else waiting (bounded) for the first completion, which is @what.
+ * Returns how many came, or -1 (said why).
+ */
+static int poll_wcs(struct perf_client *c, const char *what)
 {
-	int n = iw_poll_cq(c->d.cq, PERF_STREAM_POLL, c->wc);
-	double now = tool_now_us();
+	int n = what ? perf_poll(&c->d, c->wc, PERF_STREAM_POLL,
+				 c->o->timeout_ms, 0)
+		     : iw_poll_cq(c->d.cq, PERF_STREAM_POLL, c->wc);
 
-	if (n < 0)
-		return perf_fail("poll: %s", iw_strerror(n));
-	for (int k = 0; k < n; k++)
-		if (handle_wc(c, &c->wc[k], now) < 0)
-			return -1;
-	return n;
-}
-
-/* Waits (bounded) for completions and handles them; returns how many. */
-static int wait_some(struct perf_client *c, const char *what)
-{
-	int n = perf_poll(&c->d, c->wc, PERF_STREAM_POLL, c->o->timeout_ms,
-			  0);
-	double now = tool_now_us();
-
-	if (n == 0)
+	if (n == 0 && what)
 		return perf_fail("%s: no %s within %d s", c->d.where, what,
 				 c->o->timeout_ms / 1000);
 	if (n < 0)
-		return -1;
+		return what ? -1 : perf_fail("poll: %s", iw_strerror(n));
+	return n;
+}
+
+/* Handles the @n completions poll_wcs() took; returns @n, or -1. */
+static int handle_wcs(struct perf_client *c, int n)
+{
+	double now = n > 0 ? tool_now_us() : 0;
+
 	for (int k = 0; k < n; k++)
 		if (handle_wc(c, &c->wc[k], now) < 0)
 			return -1;
 	return n;
+}
+
+/* Polls as poll_wcs() does and handles what came. */
+static int take_wcs(struct perf_client *c, const char *what)
+{
+	int n = poll_wcs(c, what);
+
+	return n <= 0 ? n : handle_wcs(c, n);
 }
 
 /* Every QP's reply of @type; *@when is the time the last one came. */
@@ -222,7 +228,7 @@ static int await_replies(struct perf_client *c, uint8_t type, double *when)
 		}
 		if (got == c->d.n_ep)
 			break;
-		if (wait_some(c, type == PERF_READY ? "READY" : "DONE") < 0)
+		if (take_wcs(c, type == PERF_READY ? "READY" : "DONE") < 0)
 			return -1;
 	}
 	if (when)
@@ -341,7 +347,7 @@ static int stream(struct perf_client *c, uint64_t iters, double t0)
 		}
 		if (!left)
 			return 0;
-		if ((busy ? drain(c) : wait_some(c, "completion")) < 0)
+		if (take_wcs(c, busy ? NULL : "completion") < 0)
 			return -1;
 	}
 }
@@ -375,10 +381,9 @@ static int watch_marks(struct perf_client *c)
 
 	for (uint32_t i = 0; i < c->d.n_ep; i++) {
 		struct perf_ep *e = &c->d.ep[i];
-		uint8_t *mark = e->buf + e->sge[0].length - 1;
 
 		if (e->target < e->posted &&
-		    __atomic_load_n(mark, __ATOMIC_ACQUIRE) == e->expect) {
+		    perf_mark_arrived(e, e->sge[0].length)) {
 			seen++;
 			if (pong(c, e, tool_now_us()))
 				return -1;
@@ -411,10 +416,9 @@ static int ping_pong(struct perf_client *c, uint64_t iters, double t0)
 			return -1;
 	}
 	for (unsigned int round = 1;; round++) {
-		struct iw_wc wc[BATCH];
 		double now = tool_now_us();
 		bool left = false;
-		int n, seen = 0;
+		int n, seen;
 
 		for (uint32_t i = 0; i < c->d.n_ep; i++) {
 			struct perf_ep *e = &c->d.ep[i];
@@ -426,35 +430,19 @@ static int ping_pong(struct perf_client *c, uint64_t iters, double t0)
 		}
 		if (!left)
 			return 0;
-		if (write) {
-			/* the poll places what has come: look right after */
-			n = !c->o->watch_only || perf_writes_out(&c->d)
-				    ? iw_poll_cq(c->d.cq, BATCH, wc)
-				    : 0;
-			seen = n < 0 ? 0 : watch_marks(c);
-			if (seen < 0)
-				n = -1;
-		} else {
-			n = perf_poll(&c->d, wc, BATCH, c->o->timeout_ms, 0);
-			if (n == 0)
-				return perf_fail("%s: no answer within %d s",
-						 c->d.where,
-						 c->o->timeout_ms / 1000);
+		if (!write) {
+			if (take_wcs(c, "answer") < 0)
+				return -1;
+			continue;
 		}
-		if (n < 0)
+		/* the poll places what has come: look right after */
+		n = !c->o->watch_only || perf_writes_out(&c->d)
+			    ? poll_wcs(c, NULL)
+			    : 0;
+		seen = n < 0 ? -1 : watch_marks(c);
+		if (seen < 0 || handle_wcs(c, n) < 0)
 			return -1;
 		now = tool_now_us();
-		for (int k = 0; k < n; k++) {
-			int rc = handle_wc(c, &wc[k], now);
-
-			if (rc == 1)
-				rc = pong(c, &c->d.ep[PERF_WR_EP(wc[k].wr_id)],
-					  now);
-			if (rc < 0)
-				return -1;
-		}
-		if (!write)
-			continue;
 		if (seen || n)
 			idle_since = now;
 		else if (now - idle_since > c->o->timeout_ms * 1000.0)
@@ -479,7 +467,7 @@ static int send_ctrl(struct perf_client *c, struct perf_ep *e,
 {
 	while (perf_test_receives(c->o->test) && c->o->mode != PERF_LAT &&
 	       e->consumed >= e->credits)
-		if (wait_some(c, "receive credit") < 0)
+		if (take_wcs(c, "receive credit") < 0)
 			return -1;
 	if (perf_send_ctrl(e, m, !m))
 		return -1;

@@ -14,7 +14,7 @@
 
 struct figures {
 	double gbps, mmsgps;
-	bool have_lat; /* a row from a peer's report has no samples */
+	bool have_lat; /* a row with no samples shows "-" for latency */
 	double min, avg, p50, p90, p99, max;
 	bool have_cpu;
 	double cpu_user, cpu_sys, cpu_per_gb; /* seconds; per 10^9 octets */
@@ -271,13 +271,7 @@ static const char *tcp_lat_words(const struct perf_opts *o)
 	return "";
 }
 
-/*
- * LAT_MEASURED false: this end's rows carry no latency (it counts what
- * arrives, or shows its peer's report), so the header says so instead of
- * naming a measure that the "-" columns never show.
- */
-void perf_report_header(const struct perf_opts *o, const char *conn_words,
-			bool lat_measured)
+void perf_report_header(const struct perf_opts *o, const char *conn_words)
 {
 	if (o->json)
 		return;
@@ -285,25 +279,18 @@ void perf_report_header(const struct perf_opts *o, const char *conn_words,
 	       perf_mode_name(o->mode), perf_test_name(o->test), o->qps,
 	       o->qps > 1 ? "s" : "", o->threads ? ", one thread each" : "",
 	       o->mode == PERF_LAT ? 1 : o->depth);
-	/* perftest's exchange names its receive depth on a line of its own */
-	if (perf_test_receives(o->test) && o->mode != PERF_LAT && !o->perftest)
+	if (perf_test_receives(o->test) && o->mode != PERF_LAT)
 		printf(", %u receives", o->rx_depth);
 	if (o->watch_only)
 		printf(", watching memory only");
 	printf(", %s\n", conn_words);
-	if (lat_measured)
-		printf("# latency [us]: %s%s%s\n", lat_words(o),
-		       o->tcp ? tcp_lat_words(o) : "",
-		       o->threads > 1 ? "; the median of the threads' figures"
-				      : "");
-	else
-		printf("# latency [us]: not measured here; the end that posts "
-		       "the messages times them\n");
-	if (lat_measured && !o->perftest)
-		printf("# CPU s/GB: user + system seconds of %s per 10^9 "
-		       "octets moved\n",
-		       o->loopback ? "this process (both ends)"
-				   : "this process (the client's end only)");
+	printf("# latency [us]: %s%s%s\n", lat_words(o),
+	       o->tcp ? tcp_lat_words(o) : "",
+	       o->threads > 1 ? "; the median of the threads' figures" : "");
+	printf("# CPU s/GB: user + system seconds of %s per 10^9 octets "
+	       "moved\n",
+	       o->loopback ? "this process (both ends)"
+			   : "this process (the client's end only)");
 	if (o->tcp)
 		printf("# TCP: the same pattern on a TCP socket per QP "
 		       "(TCP_NODELAY%s); ratio = %s; p99 r = libiwarp p99 / "

@@ -395,10 +395,7 @@ static int watch_marks(struct server *s)
 	for (uint32_t i = 0; i < s->d.n_ep; i++) {
 		struct perf_ep *e = &s->d.ep[i];
 
-		uint8_t *mark = e->buf + e->step_size - 1;
-
-		if (!e->watching ||
-		    __atomic_load_n(mark, __ATOMIC_ACQUIRE) != e->expect)
+		if (!e->watching || !perf_mark_arrived(e, e->step_size))
 			continue;
 		e->expect = perf_lat_mark(++e->posted);
 		if (post_one(e, IW_WR_RDMA_WRITE, e->step_size))

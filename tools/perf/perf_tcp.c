@@ -197,6 +197,15 @@ static ssize_t stream_out(struct tconn *c)
 	return w;
 }
 
+/* An answer (a pong, a Read's data) has come whole after @lat_us. */
+static void answered(struct tconn *c, double lat_us)
+{
+	tool_stats_add(&c->res->lat, lat_us);
+	c->got++;
+	c->res->iters++;
+	c->res->bytes += c->size;
+}
+
 /* lat: SIZE octets out (sent > got), then back; half the round trip. */
 static ssize_t ping_pong(struct tconn *c)
 {
@@ -212,11 +221,8 @@ static ssize_t ping_pong(struct tconn *c)
 	}
 	w = get(c, c->buf + c->off, c->size - c->off);
 	if (w > 0 && (c->off += (size_t)w) == c->size) {
-		tool_stats_add(&c->res->lat, (tool_now_us() - c->t_batch) / 2);
+		answered(c, (tool_now_us() - c->t_batch) / 2);
 		c->off = 0;
-		c->got++;
-		c->res->iters++;
-		c->res->bytes += c->size;
 		if (c->got == c->count)
 			c->phase = DONE;
 	}
@@ -260,13 +266,8 @@ static ssize_t read_in(struct tconn *c)
 	if (r <= 0)
 		return r < 0 ? r : w;
 	now = tool_now_us();
-	for (c->off += (size_t)r; c->off >= c->size; c->off -= c->size) {
-		tool_stats_add(&c->res->lat,
-			       now - c->post_us[c->got % c->depth]);
-		c->got++;
-		c->res->iters++;
-		c->res->bytes += c->size;
-	}
+	for (c->off += (size_t)r; c->off >= c->size; c->off -= c->size)
+		answered(c, now - c->post_us[c->got % c->depth]);
 	if (c->got == c->count)
 		c->phase = DONE;
 	return r;

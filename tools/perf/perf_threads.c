@@ -218,7 +218,7 @@ int perf_threads_run(const struct perf_opts *o, const char *tcp_port,
 		if (idle)
 			perf_idle_report(idle, o, t.idle_json,
 					 sizeof(t.idle_json));
-		perf_report_header(o, words, true);
+		perf_report_header(o, words);
 	}
 	for (; !rc && size <= o->size; size *= 2) {
 		uint64_t iters = o->duration ? 0

@@ -14,7 +14,6 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,29 +61,10 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tool_vsay(PROG, fmt, ap);
-	va_end(ap);
-	return 1;
-}
-
+/* A failure in one line, exit status 1. */
+#define fail(...) tool_fail(PROG, 1, __VA_ARGS__)
 /* A bad option value: said in one line, exit status 2 as for usage. */
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	tool_vsay(PROG, fmt, ap);
-	va_end(ap);
-	return 2;
-}
+#define bad_usage(...) tool_fail(PROG, 2, __VA_ARGS__)
 
 static int open_device(struct ping *p)
 {

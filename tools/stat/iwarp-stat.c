@@ -354,10 +354,9 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static void json_rec(const struct rec *r, const struct rec *then, double dt,
-		     bool rates)
+/* A record's fields as JSON members, numbers bare and the rest strings. */
+static void json_fields(const struct rec *r)
 {
-	putchar('{');
 	for (int i = 0; i < r->n; i++) {
 		if (i)
 			putchar(',');
@@ -368,6 +367,13 @@ static void json_rec(const struct rec *r, const struct rec *then, double dt,
 		else
 			json_str(r->val[i]);
 	}
+}
+
+static void json_rec(const struct rec *r, const struct rec *then, double dt,
+		     bool rates)
+{
+	putchar('{');
+	json_fields(r);
 	if (rates)
 		for (size_t k = 0; k < sizeof(rate_keys) / sizeof(*rate_keys); k++)
 			printf(",\"%s_per_s\":%.1f", rate_keys[k],
@@ -400,21 +406,11 @@ static void show_json(const struct snap *s, const struct snap *prev)
 	printf("{\"processes\":[");
 	for (int i = 0; i < s->n; i++) {
 		const struct proc *p = &s->p[i];
-		const struct rec *r = &p->recs[0];
 
 		if (i)
 			putchar(',');
 		putchar('{');
-		for (int k = 0; k < r->n; k++) {
-			if (k)
-				putchar(',');
-			json_str(r->key[k]);
-			putchar(':');
-			if (is_number(r->val[k]))
-				fputs(r->val[k], stdout);
-			else
-				json_str(r->val[k]);
-		}
+		json_fields(&p->recs[0]);
 		json_kind(p, "context", "contexts", prev, dt, prev != NULL);
 		json_kind(p, "listener", "listeners", prev, dt, false);
 		json_kind(p, "conn", "connections", prev, dt, prev != NULL);
