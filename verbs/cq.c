@@ -8,6 +8,7 @@
  * says so (progress.c): the application's own poll drives the stack.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -515,6 +516,7 @@ static _Thread_local uint32_t idle_polls;
 int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc);
 int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 {
+	bool yield = false;
 	unsigned int g;
 	int n;
 
@@ -532,6 +534,9 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 		n = take(cq, num_entries, wc);
 		if (!n && ++idle_polls >= CQ_IDLE_HELP)
 			progress_help(cq);
+		/* a CQ with no QP waits for no peer (CQ_YIELD_AFTER) */
+		yield = !n && idle_polls >= CQ_YIELD_AFTER &&
+			atomic_load_explicit(&cq->qps, memory_order_relaxed)->n;
 	} else if (progress_due(cq)) {
 		/* a CQ never empty (send completions) must not starve reads */
 		progress_cq(cq, false);
@@ -541,6 +546,8 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 	grace_exit(&cq->grace, g);
 	if (n > 0)
 		idle_polls = 0;
+	else if (yield)
+		sched_yield(); /* whoever must send our data may need this CPU */
 	if (n == 0 && atomic_load_explicit(&cq->overrun, memory_order_relaxed))
 		n = -IW_ECQ_OVERRUN;
 	return n;
