@@ -26,6 +26,7 @@ ns_pair iwm
 # with its trace in $work/trace.N.pcap; output in $work/job
 job() {
 	rm -f "$work"/trace.*.pcap
+	# shellcheck disable=SC2016 # each rank's shell expands its rank
 	in_a timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$1" \
 		--mca pml cm --mca mtl ofi \
 		--mca mtl_ofi_provider_include 'verbs;ofi_rxm' \
