@@ -3,7 +3,9 @@
  * A small MPI program for compat_mpi.sh: every rank of an even count
  * pairs with its neighbour (0 with 1, 2 with 3, ...) and ping-pongs
  * messages of 0 octets to 4 MiB, every octet of each checked, the pairs
- * at the same time; then all ranks take part in an MPI_Allreduce of a
+ * at the same time; each rank puts 1 MiB into the next rank's window and
+ * gets it back (MPI one-sided, fences); then all ranks take part in an
+ * MPI_Allreduce of a
  * vector that no rank could compute alone, and in a barrier.  Built
  * against MPI (libopenmpi-dev); what carries the messages is MPI's
  * choice (compat_mpi.sh makes it libfabric's verbs;ofi_rxm under
@@ -89,6 +91,31 @@ static size_t ping_pong(uint8_t *tx, uint8_t *rx)
 	return sizes;
 }
 
+/*
+ * One-sided: each rank puts 1 MiB into the window of the next rank and
+ * gets it back from there, between fences, every octet checked.
+ */
+static void one_sided(uint8_t *win_buf, uint8_t *src, uint8_t *got)
+{
+	const size_t len = 1u << 20;
+	int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+	MPI_Win win;
+
+	memset(win_buf, 0, len);
+	fill(src, len, ROUNDS, rank);
+	MPI_Win_create(win_buf, (MPI_Aint)len, 1, MPI_INFO_NULL,
+		       MPI_COMM_WORLD, &win);
+	MPI_Win_fence(0, win);
+	MPI_Put(src, (int)len, MPI_BYTE, next, 0, (int)len, MPI_BYTE, win);
+	MPI_Win_fence(0, win);
+	check(win_buf, len, ROUNDS, prev);
+	memset(got, 0, len);
+	MPI_Get(got, (int)len, MPI_BYTE, next, 0, (int)len, MPI_BYTE, win);
+	MPI_Win_fence(0, win);
+	check(got, len, ROUNDS, rank);
+	MPI_Win_free(&win);
+}
+
 /* Each rank's vector differs; the sum is known in closed form. */
 static void all_reduce(void)
 {
@@ -119,7 +146,7 @@ static void all_reduce(void)
 
 int main(int argc, char **argv)
 {
-	uint8_t *tx, *rx;
+	uint8_t *tx, *rx, *win;
 	size_t sizes;
 
 	MPI_Init(&argc, &argv);
@@ -132,19 +159,23 @@ int main(int argc, char **argv)
 	}
 	tx = malloc(MAX_LEN + 1);
 	rx = malloc(MAX_LEN + 1);
-	if (!tx || !rx) {
+	win = malloc(1u << 20);
+	if (!tx || !rx || !win) {
 		fprintf(stderr, "mpi_peer: out of memory\n");
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	sizes = ping_pong(tx, rx);
+	one_sided(win, tx, rx);
 	all_reduce();
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (!rank)
 		printf("mpi_peer: %d ranks, ping-pong of %zu sizes (0 to %u octets) "
-		       "checked in %d pairs, allreduce of %d doubles checked\n",
+		       "checked in %d pairs, put and get of 1 MiB checked, "
+		       "allreduce of %d doubles checked\n",
 		       nranks, sizes, MAX_LEN, nranks / 2, VEC);
 	free(tx);
 	free(rx);
+	free(win);
 	MPI_Finalize();
 	return 0;
 }
