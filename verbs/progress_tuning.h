@@ -40,6 +40,16 @@
  * queue pair: nothing it could wait for comes from a peer.  iw_poll_cq(3).
  */
 #define CQ_YIELD_AFTER 2
+/*
+ * ...but not when more than this has passed since the thread's last
+ * empty poll: a tight loop of polls comes back within microseconds, and
+ * a thread that took longer was off its processor already (a program
+ * that yields between polls itself, as iwarp-perf and Open MPI's
+ * progress loop do when oversubscribed, or one that was preempted).
+ * Yielding again would only hand the processor to unrelated work a
+ * second time.  iw_poll_cq(3): 50 microseconds.
+ */
+#define CQ_YIELD_GAP_NS 50000LL
 
 /*
  * How many helping calls between two looks at who polls which CQ: a CQ
