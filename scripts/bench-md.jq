@@ -79,4 +79,22 @@ def target($row):
 	(.perftest[] | "| \(.label) | \(.perftest | num) \(.unit) | " +
 		"\(.iwarp_perf | num) \(.unit) | \(.ratio | num) | \(.target) | " +
 		"\(.result) |")
+ else empty end),
+(if .fabric.skipped != null then
+	"",
+	"libfabric's rows: skipped, \(.fabric.skipped)."
+ elif (.fabric.rows // [] | length) > 0 then
+	"",
+	"libfabric's fi_pingpong between two network namespaces joined by a " +
+	"veth pair: libiwarp's providers with both ends under `iwarp-run`, " +
+	"beside libfabric's own tcp providers and iwarp-perf on the same pair " +
+	"in the same rounds (medians; the ratio is libiwarp / the other, " +
+	"round by round; latency is the mean half round trip, bandwidth the " +
+	"ping-pong's octets both ways over its time):",
+	"",
+	"| pattern | libiwarp | the other | ratio | target | |",
+	"|---|---|---|---|---|---|",
+	(.fabric.rows[] | "| \(.label) | \(.libiwarp | num) \(.unit) | " +
+		"\(.peer | num) \(.unit) | \(.ratio | num) | \(.target) | " +
+		"\(.result) |")
  else empty end)

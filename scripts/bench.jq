@@ -138,6 +138,41 @@ def perftests:
 	 perftest_row("8 B Send latency (ib_send_lat)"; "pt_send_lat"; "lat_send"; true),
 	 perftest_row("8 B RDMA Read latency (ib_read_lat)"; "pt_read_lat"; "lat_read"; true)];
 
+# libfabric's fi_pingpong over libiwarp beside libfabric's own tcp
+# providers, and beside iwarp-perf, between two network namespaces
+# (scripts/bench: fabric): each round's ratio from that round's two runs,
+# the median of the ratios held against the target.  Latency is a mean
+# half round trip, fi_pingpong's only figure and iwarp-perf's avg.
+def fab_figure($id; $r):
+	[$raw[] | select(.bench.id == $id and .bench.run == $r and
+		(.failed | not))] | first |
+	if . == null then null else (.lat_us.avg // .gbps) end;
+def fab_row($name; $a; $b; $lat; $target):
+	[rounds[] as $r | fab_figure($a; $r) as $x | fab_figure($b; $r) as $y |
+		{a: $x, b: $y,
+		 ratio: (if $x == null or ($y // 0) == 0 then null else $x / $y end)}] as $v |
+	if all($v[]; .a == null and .b == null) then empty
+	else ($v | map(.ratio) | median) as $ratio |
+		{label: $name, unit: (if $lat then "µs" else "Gbit/s" end),
+		 libiwarp: ($v | map(.a) | median), peer: ($v | map(.b) | median),
+		 ratio: $ratio,
+		 target: (if $lat then "≤ \($target)" else "≥ \($target)" end),
+		 result: (if $ratio == null then "no data"
+			  elif $lat then (if $ratio <= $target then "pass" else "miss" end)
+			  else (if $ratio >= $target then "pass" else "miss" end) end)}
+	end;
+def fabric:
+	([$raw[] | select(.bench.id == "fab") | .skipped] | first) as $skip |
+	{skipped: $skip,
+	 rows: [
+	  fab_row("8 B latency, verbs;ofi_rxm (rdm) / tcp;ofi_rxm (rdm)"; "fab_verbs_rxm_8"; "fab_tcp_rxm_8"; true; 1.0),
+	  fab_row("8 B latency, verbs;ofi_rxm (rdm) / tcp (msg)"; "fab_verbs_rxm_8"; "fab_tcp_msg_8"; true; 1.0),
+	  fab_row("64 KiB bandwidth, verbs;ofi_rxm (rdm) / tcp;ofi_rxm (rdm)"; "fab_verbs_rxm_64k"; "fab_tcp_rxm_64k"; false; 1.0),
+	  fab_row("64 KiB bandwidth, verbs;ofi_rxm (rdm) / tcp (msg)"; "fab_verbs_rxm_64k"; "fab_tcp_msg_64k"; false; 1.0),
+	  fab_row("1 MiB bandwidth, verbs;ofi_rxm (rdm) / tcp;ofi_rxm (rdm)"; "fab_verbs_rxm_1m"; "fab_tcp_rxm_1m"; false; 1.0),
+	  fab_row("1 MiB bandwidth, verbs;ofi_rxm (rdm) / tcp (msg)"; "fab_verbs_rxm_1m"; "fab_tcp_msg_1m"; false; 1.0),
+	  fab_row("8 B latency, verbs (msg) / iwarp-perf 8 B Send"; "fab_verbs_msg_8"; "fab_perf_send_8"; true; 1.2)]};
+
 {host: $host, seconds: $seconds, rounds: $runs, duration_s: $duration,
  slices: ([$raw[] | .slices // empty | length] | max // 1),
  idle_qps: ([$raw[] | .idle.qps // empty] | first),
@@ -145,4 +180,5 @@ def perftests:
 	select(any($raw[]; .bench.id == $s.run)) | summary(.)],
  peers: peers,
  perftest: perftests,
+ fabric: fabric,
  raw: $raw}

@@ -116,5 +116,32 @@ cmp -s "$out/results.md" "$work/stdout" || fail "results.md is not the table"
 after" ] && ! grep -q "old table" "$readme" &&
 	[ "$(grep -c '^| ' "$readme")" -eq 10 ] ||
 	fail "--readme: $(cat "$readme")"
+
+# libfabric's rows, a few iterations each: fi_pingpong over libiwarp and
+# over libfabric's tcp providers and iwarp-perf between two namespaces,
+# seven rows with both figures and a verdict; without root or
+# libfabric-bin, one line that says why they were skipped
+BENCH_OUT="$work/fab" BENCH_RUNS=1 BENCH_FI_ITERS=100 BENCH_ROWS=fabric \
+	timeout 600 "$top_srcdir/scripts/bench" >"$work/fab.md" \
+	2>"$work/stderr" ||
+	fail "bench, libfabric's rows: exit $?: $(cat "$work/stderr") $(tail -n 5 "$work/fab/bench.log")"
+f="$work/fab/results.json"
+if [ "$(id -u)" -eq 0 ] && command -v fi_pingpong >/dev/null 2>&1 &&
+	command -v ip >/dev/null 2>&1; then
+	jq -e '.fabric.skipped == null and (.fabric.rows | length) == 7 and
+		all(.fabric.rows[]; .libiwarp > 0 and .peer > 0 and
+			.ratio == .libiwarp / .peer and
+			(.result == "pass" or .result == "miss"))' "$f" >/dev/null ||
+		fail "libfabric's rows: $(jq -c .fabric "$f") $(grep -v '^{' "$work/fab/bench.log" | tail -n 3)"
+	[ "$(grep -c '^| [0-9].* | [0-9.]* \(µs\|Gbit/s\) | [0-9.]* \(µs\|Gbit/s\) | [0-9.]* | [≤≥] 1[.0-9]* | \(pass\|miss\) |$' "$work/fab.md")" -eq 7 ] ||
+		fail "libfabric's table: $(cat "$work/fab.md")"
+	fab="7 libfabric rows"
+else
+	jq -e '(.fabric.skipped | length) > 0 and .fabric.rows == []' "$f" \
+		>/dev/null || fail "libfabric's rows not run: $(jq -c .fabric "$f")"
+	grep -q "^libfabric's rows: skipped, " "$work/fab.md" ||
+		fail "libfabric's rows not run: $(cat "$work/fab.md")"
+	fab="libfabric's rows skipped: $(jq -r .fabric.skipped "$f")"
+fi
 echo "bench_smoke: 5 runs in 2 modes (N = 2 in 3), 9 rows, the Markdown and"
-echo "  the README"
+echo "  the README; $fab"

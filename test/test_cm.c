@@ -1194,6 +1194,46 @@ START_TEST(contexts_naming_one_trace_share_it)
 }
 END_TEST
 
+/*
+ * "%p" in a trace file's name is the process ID, "%%" a "%": each
+ * process of a job writes a file of its own, from IWARP_TRACE and from
+ * trace_path alike, and a connection's two ends, both in this process,
+ * are in that one file.
+ */
+START_TEST(trace_name_takes_the_process_id)
+{
+	char dir[] = "/tmp/iwarp-trace-XXXXXX", env[64], attr_path[64],
+	     path[96];
+	struct iw_context_attr a = { 0 };
+	struct iw_context *ctx;
+	struct e2e_opts o;
+	struct e2e e;
+	long pid = (long)getpid();
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(env, sizeof(env), "%s/t.%%p.%%%%.pcap", dir);
+	setenv("IWARP_TRACE", env, 1);
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	e2e_teardown(&e);
+	unsetenv("IWARP_TRACE");
+	snprintf(path, sizeof(path), "%s/t.%ld.%%.pcap", dir, pid);
+	ck_assert_int_eq(pcap_connections(path), 1);
+	ck_assert_int_eq(unlink(path), 0);
+
+	snprintf(attr_path, sizeof(attr_path), "%s/%%p", dir);
+	a.trace_path = attr_path;
+	ctx = iw_open(&a);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(iw_close(ctx), 0);
+	snprintf(path, sizeof(path), "%s/%ld", dir, pid);
+	ck_assert_int_eq(pcap_connections(path), 0);
+	ck_assert_int_eq(unlink(path), 0);
+	/* nothing else was made: the directory is empty again */
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 START_TEST(debug_log_names_the_handshake_and_the_addresses)
 {
 	struct e2e_opts o;
@@ -1946,6 +1986,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, qp_attached_to_a_connection_cannot_be_reused_or_destroyed);
 	tcase_add_test(tc, debug_log_names_the_handshake_and_the_addresses);
 	tcase_add_test(tc, contexts_naming_one_trace_share_it);
+	tcase_add_test(tc, trace_name_takes_the_process_id);
 	tcase_add_loop_test(tc, first_fpdu_waits_as_long_as_asked, 0, 2);
 	tcase_add_test(tc, stalled_peer_stops_us_at_the_queue_depth);
 	tcase_add_test(tc, terminate_that_cannot_leave_is_bounded);

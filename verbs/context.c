@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
@@ -20,6 +21,39 @@ static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
 static void enable_threads(void)
 {
 	evthread_use_pthreads();
+}
+
+/*
+ * The trace file's name: @path with each "%p" replaced by the process ID
+ * and "%%" by "%".  The processes of one job (an MPI job's ranks under
+ * iwarp-run -t) then write a file each, where a shared one would have
+ * each truncate and overwrite the others'.  NULL when out of memory.
+ */
+static char *trace_name(const char *path)
+{
+	char pid[24], *out, *o;
+	size_t n = 1;
+
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	for (const char *p = path; *p; p++)
+		n += p[0] == '%' && p[1] == 'p' ? strlen(pid) : 1;
+	out = o = malloc(n);
+	if (!out)
+		return NULL;
+	for (const char *p = path; *p; p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			memcpy(o, pid, strlen(pid));
+			o += strlen(pid);
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			*o++ = '%';
+			p++;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	return out;
 }
 
 /*
@@ -53,7 +87,11 @@ struct iw_context *iw_open_0_2(const struct iw_context_attr *attr)
 	if (rc)
 		goto fail;
 	if (trace && *trace) {
-		ctx->trace = tp_trace_get(trace, &rc);
+		char *name = trace_name(trace);
+
+		rc = -ENOMEM;
+		ctx->trace = name ? tp_trace_get(name, &rc) : NULL;
+		free(name);
 		if (!ctx->trace)
 			goto fail_stags;
 	}

@@ -8,9 +8,11 @@
  * says so (progress.c): the application's own poll drives the stack.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "verbs/progress_tuning.h"
@@ -507,6 +509,33 @@ uint32_t cq_polls(struct iw_cq *cq)
 
 /* The calling thread's empty polls in a row, of any CQ. */
 static _Thread_local uint32_t idle_polls;
+/* When the calling thread's last empty poll returned (CLOCK_MONOTONIC). */
+static _Thread_local long long idle_since_ns;
+
+static long long mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/*
+ * After an empty poll: with @yield, gives the processor away
+ * (CQ_YIELD_AFTER), unless the thread has been off it since its last
+ * empty poll (CQ_YIELD_GAP_NS): a program that yields or sleeps between
+ * polls itself need not lose it twice.
+ */
+static void idle_pass(bool yield)
+{
+	long long now = mono_ns();
+
+	if (yield && now - idle_since_ns < CQ_YIELD_GAP_NS) {
+		sched_yield(); /* whoever must send our data may need this CPU */
+		now = mono_ns();
+	}
+	idle_since_ns = now;
+}
 
 /*
  * Returns how many completions were copied to @wc (0..@num_entries).  An
@@ -515,6 +544,7 @@ static _Thread_local uint32_t idle_polls;
 int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc);
 int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 {
+	bool yield = false;
 	unsigned int g;
 	int n;
 
@@ -532,6 +562,9 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 		n = take(cq, num_entries, wc);
 		if (!n && ++idle_polls >= CQ_IDLE_HELP)
 			progress_help(cq);
+		/* a CQ with no QP waits for no peer (CQ_YIELD_AFTER) */
+		yield = !n && idle_polls >= CQ_YIELD_AFTER &&
+			atomic_load_explicit(&cq->qps, memory_order_relaxed)->n;
 	} else if (progress_due(cq)) {
 		/* a CQ never empty (send completions) must not starve reads */
 		progress_cq(cq, false);
@@ -541,6 +574,8 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 	grace_exit(&cq->grace, g);
 	if (n > 0)
 		idle_polls = 0;
+	else
+		idle_pass(yield);
 	if (n == 0 && atomic_load_explicit(&cq->overrun, memory_order_relaxed))
 		n = -IW_ECQ_OVERRUN;
 	return n;

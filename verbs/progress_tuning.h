@@ -27,6 +27,31 @@
 #define CQ_IDLE_HELP 256
 
 /*
+ * From the CQ_YIELD_AFTER-th empty poll in a row on, a poll that finds
+ * nothing gives the processor away (sched_yield()) before it returns.
+ * The data such a poller waits for is made by the CPU, not a NIC: its
+ * peer, in this process or another, must run to send it.  On a busy
+ * machine that peer often waits for the very processor the poller spins
+ * on, and a poller that kept it would make each round trip cost a time
+ * slice of the scheduler (fi_pingpong's 8 octets: hundreds of
+ * microseconds instead of ten).  With nobody waiting the yield returns at
+ * once.  The first empty poll after completions does not yield: it is the
+ * one that finds a queue drained.  Nor does the poll of a CQ that has no
+ * queue pair: nothing it could wait for comes from a peer.  iw_poll_cq(3).
+ */
+#define CQ_YIELD_AFTER 2
+/*
+ * ...but not when more than this has passed since the thread's last
+ * empty poll: a tight loop of polls comes back within microseconds, and
+ * a thread that took longer was off its processor already (a program
+ * that yields between polls itself, as iwarp-perf and Open MPI's
+ * progress loop do when oversubscribed, or one that was preempted).
+ * Yielding again would only hand the processor to unrelated work a
+ * second time.  iw_poll_cq(3): 50 microseconds.
+ */
+#define CQ_YIELD_GAP_NS 50000LL
+
+/*
  * How many helping calls between two looks at who polls which CQ: a CQ
  * whose count of polls has not moved between looks has nobody polling it.
  */
