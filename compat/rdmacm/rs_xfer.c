@@ -180,6 +180,17 @@ void rs_update_credits(struct rsock *rs)
 
 /* ---- completions -------------------------------------------------------------- */
 
+/*
+ * The connection broke: @err (ECONNRESET, or ETIMEDOUT when TCP gave up
+ * on a silent peer) for SO_ERROR, and for the next send or receive.
+ */
+static void rs_set_reset(struct rsock *rs, int err)
+{
+	if (!rs->reset_err || rs->reset_err == ECONNRESET)
+		rs->reset_err = err;
+	rs->err = rs->reset_err;
+}
+
 /* A message received: data to queue, or news about the connection. */
 static void rs_take_msg(struct rsock *rs, uint32_t msg)
 {
@@ -234,8 +245,8 @@ static void rs_send_done(struct rsock *rs, const struct ibv_wc *wc)
 	}
 	if (wc->status != IBV_WC_SUCCESS && (rs->state & RS_CONNECTED)) {
 		rs->state = RS_ERROR;
-		rs->err = ECONNRESET;
-		rs->reset = true;
+		rs_set_reset(rs, wc->status == IBV_WC_RETRY_EXC_ERR ? ETIMEDOUT
+								   : ECONNRESET);
 	}
 }
 
@@ -257,8 +268,10 @@ int rs_poll_cq(struct rsock *rs)
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				if (rs->state & RS_CONNECTED) {
 					rs->state = RS_DISCONNECTED;
-					rs->reset = true;
-					rs->err = ECONNRESET;
+					rs_set_reset(rs, wc[i].status ==
+								 IBV_WC_RETRY_EXC_ERR
+							 ? ETIMEDOUT
+							 : ECONNRESET);
 				}
 				continue;
 			}
@@ -286,7 +299,8 @@ int rs_poll_cq(struct rsock *rs)
 /*
  * The identifier's CM events: a DISCONNECTED (or an error) while still
  * connected ends the connection; without rsockets' own goodbye first it
- * was reset.  Completions that came before it are taken first.
+ * was reset, or timed out when its status says TCP gave up on a silent
+ * peer.  Completions that came before it are taken first.
  */
 void rs_check_cm(struct rsock *rs)
 {
@@ -299,6 +313,7 @@ void rs_check_cm(struct rsock *rs)
 		if (rdma_get_cm_event(rs->cm_id->channel, &ev))
 			return;
 		enum rdma_cm_event_type t = ev->event;
+		int status = ev->status;
 
 		rdma_ack_cm_event(ev);
 		if (t == RDMA_CM_EVENT_ESTABLISHED)
@@ -306,8 +321,11 @@ void rs_check_cm(struct rsock *rs)
 		rs_poll_cq(rs);
 		if (rs->state & RS_CONNECTED) {
 			rs->state = RS_DISCONNECTED;
-			rs->reset = true;
-			rs->err = ECONNRESET;
+			rs_set_reset(rs, status == -ETIMEDOUT ? ETIMEDOUT
+							      : ECONNRESET);
+		} else if (status == -ETIMEDOUT && rs->reset_err == ECONNRESET) {
+			/* flushed receives said reset; the CM knows better */
+			rs_set_reset(rs, ETIMEDOUT);
 		}
 	}
 }
@@ -491,10 +509,16 @@ static int rs_write_data(struct rsock *rs, struct ibv_sge *sgl, int nsge,
 				 addr, t.key);
 }
 
-/* Why a connection refuses data: shut down here, reset, or closed. */
+/*
+ * Why a connection refuses data: reset or timed out (said once, as TCP
+ * says its socket error once), else shut down here or closed: EPIPE.
+ */
 static int rs_send_error(struct rsock *rs)
 {
-	return ERR(rs->reset ? ECONNRESET : EPIPE);
+	int e = rs->reset_err ? rs->reset_err : EPIPE;
+
+	rs->reset_err = 0;
+	return ERR(e);
 }
 
 /*
@@ -636,9 +660,9 @@ ssize_t rs_recv_locked(struct rsock *rs, void *vbuf, size_t len, int flags)
 			if (ret)
 				break;
 			if (!rs_have_rdata(rs)) {
-				if (rs->reset && left == len) {
-					rs->reset = false;
-					ret = ERR(ECONNRESET);
+				if (rs->reset_err && left == len) {
+					ret = ERR(rs->reset_err);
+					rs->reset_err = 0;
 				}
 				break;
 			}
