@@ -138,6 +138,32 @@ def perftests:
 	 perftest_row("8 B Send latency (ib_send_lat)"; "pt_send_lat"; "lat_send"; true),
 	 perftest_row("8 B RDMA Read latency (ib_read_lat)"; "pt_read_lat"; "lat_read"; true)];
 
+# rstream under iwarp-run against rstream -T s, round by round: the
+# issue's aims, at least 0.8 of the sockets' bandwidth at 64 KiB, at most
+# 1.5 times their latency for 64 octets
+def rs_figure($id; $r; $lat):
+	[$raw[] | select(.bench.id == $id and .bench.run == $r and
+		(.failed | not))] | first |
+	if . == null then null elif $lat then .lat_us.p50 else .gbps end;
+def rstream_row($name; $ours; $tcp; $lat; $target):
+	[rounds[] as $r | rs_figure($ours; $r; $lat) as $a |
+		rs_figure($tcp; $r; $lat) as $b |
+		{a: $a, b: $b,
+		 ratio: (if $a == null or ($b // 0) == 0 then null else $a / $b end)}] as $v |
+	if all($v[]; .a == null) then empty
+	else ($v | map(.ratio) | median) as $ratio |
+		{label: $name, unit: (if $lat then "µs" else "Gbit/s" end),
+		 rsockets: ($v | map(.a) | median), sockets: ($v | map(.b) | median),
+		 ratio: $ratio, ratios: ($v | map(.ratio)),
+		 target: (if $lat then "≤ \($target)" else "≥ \($target)" end),
+		 result: (if $ratio == null then "no data"
+			  elif $lat then (if $ratio <= $target then "pass" else "miss" end)
+			  else (if $ratio >= $target then "pass" else "miss" end) end)}
+	end;
+def rstreams:
+	[rstream_row("64 KiB bandwidth (rstream -S 65536 -C 4000)"; "rs_bw_64k"; "rs_tcp_bw_64k"; false; 0.8),
+	 rstream_row("64 B ping-pong, half round trip (rstream -T b -S 64 -C 1)"; "rs_lat_64"; "rs_tcp_lat_64"; true; 1.5)];
+
 {host: $host, seconds: $seconds, rounds: $runs, duration_s: $duration,
  slices: ([$raw[] | .slices // empty | length] | max // 1),
  idle_qps: ([$raw[] | .idle.qps // empty] | first),
@@ -145,4 +171,5 @@ def perftests:
 	select(any($raw[]; .bench.id == $s.run)) | summary(.)],
  peers: peers,
  perftest: perftests,
+ rsockets: rstreams,
  raw: $raw}
