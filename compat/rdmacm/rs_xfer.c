@@ -133,6 +133,17 @@ static bool rs_give_credits(struct rsock *rs)
 }
 
 /*
+ * A credit update that could not be posted would leave the peer waiting
+ * for credits for ever: the connection fails instead, with the error.
+ */
+static void rs_credits_lost(struct rsock *rs)
+{
+	rs->state = RS_ERROR;
+	rs->err = errno;
+	rs->reset_err = errno;
+}
+
+/*
  * Credits up to rseq_no + rq_size, and the free half of the receive
  * buffer, if there is one, written into the peer's target SGL first.
  */
@@ -157,18 +168,19 @@ static void rs_send_credits(struct rsock *rs)
 
 		rs->ctrl_seqno++;
 		rs_sge_store(slot, s, rs->swap_sgl);
-		rs_post_write_msg(rs, &sge, 1, msg, 0,
-				  rs->remote_sgl.addr +
-					  (uint64_t)rs->remote_sge * RS_SGE_LEN,
-				  rs->remote_sgl.key);
+		if (rs_post_write_msg(rs, &sge, 1, msg, 0,
+				      rs->remote_sgl.addr +
+					      (uint64_t)rs->remote_sge * RS_SGE_LEN,
+				      rs->remote_sgl.key))
+			rs_credits_lost(rs);
 		rs->rbuf_bytes_avail -= half;
 		rs->rbuf_free_offset += half;
 		if (rs->rbuf_free_offset >= (int)rs->rbuf_size)
 			rs->rbuf_free_offset = 0;
 		if (++rs->remote_sge == (int)rs->remote_sgl.length)
 			rs->remote_sge = 0;
-	} else {
-		rs_post_msg(rs, msg);
+	} else if (rs_post_msg(rs, msg)) {
+		rs_credits_lost(rs);
 	}
 }
 
