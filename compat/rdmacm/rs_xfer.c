@@ -133,10 +133,12 @@ static bool rs_give_credits(struct rsock *rs)
 }
 
 /*
- * A credit update that could not be posted would leave the peer waiting
- * for credits for ever: the connection fails instead, with the error.
+ * A credit update or a receive that could not be posted would leave the
+ * peer waiting for ever: the connection fails instead, and the next call
+ * says why (not the end of the stream: a program that polls a
+ * non-blocking socket would take that 0 for no data and poll on).
  */
-static void rs_credits_lost(struct rsock *rs)
+static void rs_post_failed(struct rsock *rs)
 {
 	rs->state = RS_ERROR;
 	rs->err = errno;
@@ -172,7 +174,7 @@ static void rs_send_credits(struct rsock *rs)
 				      rs->remote_sgl.addr +
 					      (uint64_t)rs->remote_sge * RS_SGE_LEN,
 				      rs->remote_sgl.key))
-			rs_credits_lost(rs);
+			rs_post_failed(rs);
 		rs->rbuf_bytes_avail -= half;
 		rs->rbuf_free_offset += half;
 		if (rs->rbuf_free_offset >= (int)rs->rbuf_size)
@@ -180,7 +182,7 @@ static void rs_send_credits(struct rsock *rs)
 		if (++rs->remote_sge == (int)rs->remote_sgl.length)
 			rs->remote_sge = 0;
 	} else if (rs_post_msg(rs, msg)) {
-		rs_credits_lost(rs);
+		rs_post_failed(rs);
 	}
 }
 
@@ -300,10 +302,8 @@ int rs_poll_cq(struct rsock *rs)
 	if (rs->state & RS_CONNECTED) {
 		while (!ret && rcnt--)
 			ret = rs_post_recv(rs);
-		if (ret) {
-			rs->state = RS_ERROR;
-			rs->err = errno;
-		}
+		if (ret)
+			rs_post_failed(rs);
 	}
 	return ret;
 }
