@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compat/ibverbs/rdmacm_iface.h"
 #include "compat/rdmacm/rs.h"
 
 #define ERR(e) (errno = (e), -1)
@@ -59,22 +60,31 @@ int rs_post_write(struct rsock *rs, struct ibv_sge *sgl, int nsge,
 
 /*
  * What Write with Immediate does elsewhere: the Write, then the message
- * as a Send, whose completion is told apart by RS_WR_ID_MSG_SEND.
+ * as a Send, whose completion is told apart by RS_WR_ID_MSG_SEND.  The
+ * two go in one post, so that they leave in one write to the socket: the
+ * peer then wakes once for the pair, not for the Write (which completes
+ * nothing there) and again for the Send.
  */
 int rs_post_write_msg(struct rsock *rs, struct ibv_sge *sgl, int nsge,
 		      uint32_t msg, int flags, uint64_t addr, uint32_t rkey)
 {
-	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_send_wr wr[2] = { { 0 }, { 0 } }, *bad;
 	struct ibv_sge sge = { .addr = (uintptr_t)&msg, .length = RS_MSG_SIZE };
 
-	if (rs_post_write(rs, sgl, nsge, msg, flags, addr, rkey))
-		return -1;
-	wr.wr_id = rs_msg(rs_msg_op(msg), 0) | RS_WR_ID_MSG_SEND;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_INLINE;
-	return rs_posted(ibv_post_send(rs->cm_id->qp, &wr, &bad));
+	wr[0].wr_id = msg;
+	wr[0].next = &wr[1];
+	wr[0].sg_list = sgl;
+	wr[0].num_sge = nsge;
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].send_flags = flags;
+	wr[0].wr.rdma.remote_addr = addr;
+	wr[0].wr.rdma.rkey = rkey;
+	wr[1].wr_id = rs_msg(rs_msg_op(msg), 0) | RS_WR_ID_MSG_SEND;
+	wr[1].sg_list = &sge;
+	wr[1].num_sge = 1;
+	wr[1].opcode = IBV_WR_SEND;
+	wr[1].send_flags = IBV_SEND_INLINE;
+	return rs_posted(ibv_post_send(rs->cm_id->qp, wr, &bad));
 }
 
 /* A receive for one message, into the next 4-octet slot after the data. */
@@ -377,9 +387,40 @@ int rs_wait_fds(struct rsock *rs, int timeout_ms)
 	return n;
 }
 
+/* The longest wait in iw_progress_cq() before the CM channel is looked at. */
+#define RS_WAIT_SLICE_MS 100
+
+/*
+ * Sleeps, without the rsocket's lock, in iw_progress_cq() on the CQ: the
+ * calling thread watches the connection's socket itself and runs the
+ * receive path when data comes, where a sleep on the completion channel
+ * would take two wakeups (libiwarp's thread, then this one).  A peer that
+ * leaves ends the stream, which completes (flushes) the receives, so a
+ * slice of RS_WAIT_SLICE_MS bounds only news the CM alone brings.
+ * Returns false, having done nothing, where it cannot be used: a CQ that
+ * is not libiwarp's, one armed (by rpoll()) whose event the channel must
+ * take, or another thread already asleep on the rsocket (those share the
+ * channel, see rs_wait_fds()).
+ */
+static bool rs_wait_cq(struct rsock *rs)
+{
+	const struct iwv_rdmacm_iface *f = iwv_rdmacm_iface(rs->cm_id->verbs);
+	struct iw_cq *cq = f ? f->iw_cq(rs->cm_id->recv_cq) : NULL;
+
+	if (!cq || rs->waiters || rs->cq_armed)
+		return false; /* an armed CQ's event is for the channel */
+	rs->waiters++;
+	pthread_mutex_unlock(&rs->lock);
+	iw_progress_cq(cq, RS_WAIT_SLICE_MS);
+	pthread_mutex_lock(&rs->lock);
+	rs->waiters--;
+	return true;
+}
+
 /*
  * Runs the connection until @test holds: credits given, completions
- * taken, and then (unless @nonblock) a sleep on the channels.
+ * taken, and then (unless @nonblock) a sleep: on the CQ itself
+ * (rs_wait_cq()), or on the channels.
  */
 int rs_get_comp(struct rsock *rs, bool nonblock, bool (*test)(struct rsock *))
 {
@@ -396,6 +437,8 @@ int rs_get_comp(struct rsock *rs, bool nonblock, bool (*test)(struct rsock *))
 			return ret;
 		if (nonblock)
 			return ERR(EAGAIN);
+		if (rs_wait_cq(rs))
+			continue;
 		if (!rs->cq_armed) {
 			ibv_req_notify_cq(rs->cm_id->recv_cq, 0);
 			rs->cq_armed = true;
