@@ -97,4 +97,16 @@ def target($row):
 	(.fabric.rows[] | "| \(.label) | \(.libiwarp | num) \(.unit) | " +
 		"\(.peer | num) \(.unit) | \(.ratio | num) | \(.target) | " +
 		"\(.result) |")
+ else empty end),
+(if (.rsockets // [] | length) > 0 then
+	"",
+	"rdma-core's `rstream`, both ends under `iwarp-run` (rsockets over " +
+	"libiwarp), against `rstream -T s` (the kernel's TCP sockets) in the " +
+	"same rounds (medians; the ratio is rsockets / sockets, round by round):",
+	"",
+	"| pattern | rsockets | sockets | ratio | target | |",
+	"|---|---|---|---|---|---|",
+	(.rsockets[] | "| \(.label) | \(.rsockets | num) \(.unit) | " +
+		"\(.sockets | num) \(.unit) | \(.ratio | num) | \(.target) | " +
+		"\(.result) |")
  else empty end)

@@ -138,29 +138,46 @@ def perftests:
 	 perftest_row("8 B Send latency (ib_send_lat)"; "pt_send_lat"; "lat_send"; true),
 	 perftest_row("8 B RDMA Read latency (ib_read_lat)"; "pt_read_lat"; "lat_read"; true)];
 
-# libfabric's fi_pingpong over libiwarp beside libfabric's own tcp
-# providers, and beside iwarp-perf, between two network namespaces
-# (scripts/bench: fabric): each round's ratio from that round's two runs,
-# the median of the ratios held against the target.  Latency is a mean
-# half round trip, fi_pingpong's only figure and iwarp-perf's avg.
-def fab_figure($id; $r):
+# A row that holds one of libiwarp's figures against another program's,
+# round by round: each round's ratio comes from that round's two runs,
+# and the median of the ratios is held against the target.  @fig picks
+# the figure from a run's record.
+def round_figure($id; $r; fig):
 	[$raw[] | select(.bench.id == $id and .bench.run == $r and
 		(.failed | not))] | first |
-	if . == null then null else (.lat_us.avg // .gbps) end;
-def fab_row($name; $a; $b; $lat; $target):
-	[rounds[] as $r | fab_figure($a; $r) as $x | fab_figure($b; $r) as $y |
-		{a: $x, b: $y,
-		 ratio: (if $x == null or ($y // 0) == 0 then null else $x / $y end)}] as $v |
-	if all($v[]; .a == null and .b == null) then empty
+	if . == null then null else fig end;
+def ratio_row($name; $ours; $other; $lat; $target; fig):
+	[rounds[] as $r | round_figure($ours; $r; fig) as $a |
+		round_figure($other; $r; fig) as $b |
+		{a: $a, b: $b,
+		 ratio: (if $a == null or ($b // 0) == 0 then null else $a / $b end)}] as $v |
+	if all($v[]; .a == null) then empty
 	else ($v | map(.ratio) | median) as $ratio |
 		{label: $name, unit: (if $lat then "µs" else "Gbit/s" end),
-		 libiwarp: ($v | map(.a) | median), peer: ($v | map(.b) | median),
-		 ratio: $ratio,
+		 ours: ($v | map(.a) | median), other: ($v | map(.b) | median),
+		 ratio: $ratio, ratios: ($v | map(.ratio)),
 		 target: (if $lat then "≤ \($target)" else "≥ \($target)" end),
 		 result: (if $ratio == null then "no data"
 			  elif $lat then (if $ratio <= $target then "pass" else "miss" end)
 			  else (if $ratio >= $target then "pass" else "miss" end) end)}
 	end;
+
+# libfabric's fi_pingpong over libiwarp beside libfabric's own tcp
+# providers, and beside iwarp-perf, between two network namespaces
+# (scripts/bench: fabric).  Latency is a mean half round trip,
+# fi_pingpong's only figure and iwarp-perf's avg.
+def fab_row($name; $a; $b; $lat; $target):
+	ratio_row($name; $a; $b; $lat; $target; .lat_us.avg // .gbps) |
+	.libiwarp = .ours | .peer = .other | del(.ours, .other);
+
+# rstream under iwarp-run against rstream -T s: the issue's aims, at
+# least 0.8 of the sockets' bandwidth at 64 KiB, at most 1.5 times their
+# latency for 64 octets
+def rstream_row($name; $ours; $tcp; $lat; $target):
+	ratio_row($name; $ours; $tcp; $lat; $target;
+		  if $lat then .lat_us.p50 else .gbps end) |
+	.rsockets = .ours | .sockets = .other | del(.ours, .other);
+
 def fabric:
 	([$raw[] | select(.bench.id == "fab") | .skipped] | first) as $skip |
 	{skipped: $skip,
@@ -172,6 +189,9 @@ def fabric:
 	  fab_row("1 MiB bandwidth, verbs;ofi_rxm (rdm) / tcp;ofi_rxm (rdm)"; "fab_verbs_rxm_1m"; "fab_tcp_rxm_1m"; false; 1.0),
 	  fab_row("1 MiB bandwidth, verbs;ofi_rxm (rdm) / tcp (msg)"; "fab_verbs_rxm_1m"; "fab_tcp_msg_1m"; false; 1.0),
 	  fab_row("8 B latency, verbs (msg) / iwarp-perf 8 B Send"; "fab_verbs_msg_8"; "fab_perf_send_8"; true; 1.2)]};
+def rstreams:
+	[rstream_row("64 KiB bandwidth (rstream -S 65536 -C 20000)"; "rs_bw_64k"; "rs_tcp_bw_64k"; false; 0.8),
+	 rstream_row("64 B ping-pong, half round trip (rstream -T b -S 64 -C 1)"; "rs_lat_64"; "rs_tcp_lat_64"; true; 1.5)];
 
 {host: $host, seconds: $seconds, rounds: $runs, duration_s: $duration,
  slices: ([$raw[] | .slices // empty | length] | max // 1),
@@ -181,4 +201,5 @@ def fabric:
  peers: peers,
  perftest: perftests,
  fabric: fabric,
+ rsockets: rstreams,
  raw: $raw}

@@ -44,7 +44,10 @@ pair rstream "-T v -S 12345 -C 300" '^custom +12k +300 +1 '
 pair rstream "-T v -B 8192 -i 16 -S 30000 -C 100" '^custom +29k +100 +1 '
 # every size rstream knows, latency and bandwidth
 pair rstream "-T v" '^1m_bw +1m +100 +1 '
-n=$((n + 4))
+# a long non-blocking ping-pong of single small messages: each Write and
+# the Send that announces it, credits now and then, all from polls
+pair rstream "-T n -T v -S 64 -C 1 -I 20000" '^custom +64 +1 +20k '
+n=$((n + 5))
 
 if grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null; then
 	host=::1 sargs="-b ::1"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Two ordinary TCP programs (tcp_pair) moved onto rsockets by Debian's
 # librspreload.so, both ends under iwarp-run: one streams 4 MB and
-# compares a CRC, one exchanges 2000 small requests and replies.  Each
+# compares a CRC, one exchanges 2000 small requests and replies (its
+# server forks first: the child's send on the connection fails, and the
+# parent's exchanges go on undisturbed).  Each
 # end's trace (IWARP_TRACE) must show the octets went as iWARP
 # Writes and Sends, with no rule broken, not over a plain socket.
 set -eu
@@ -48,7 +50,9 @@ preloaded() {
 preloaded stream-server stream-client 4000000 4000000
 grep -q '^stream-client: 4000000 octets, crc [0-9a-f]* matches$' "$work/client" ||
 	fail "stream: $(cat "$work/client")"
-preloaded echo-server echo-client 2000 300000
+preloaded fork-echo-server echo-client 2000 300000
+grep -q '^fork-child: send: Bad file descriptor$' "$work/server" ||
+	fail "fork: the child's send: $(cat "$work/server")"
 grep -q '^echo-client: 2000 exchanges verified$' "$work/client" ||
 	fail "echo: $(cat "$work/client")"
 echo "rsockets_preload: tcp_pair stream (4 MB) and 2000 request/replies through librspreload.so over libiwarp"

@@ -9,16 +9,26 @@
  *   tcp_pair echo-server PORT            answers each request with its
  *   tcp_pair echo-client PORT COUNT      octets reversed; the client
  *                                        checks COUNT exchanges
+ *   tcp_pair fork-echo-server PORT       echo-server, but first forks a
+ *                                        child that tries to send on the
+ *                                        connection and closes it: under
+ *                                        librspreload.so over libiwarp
+ *                                        its send must fail (the
+ *                                        rsocket is the parent's) and
+ *                                        nothing it does may reach the
+ *                                        client
  *
  * Exits 0 when every byte checked out.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static uint32_t crc32c(uint32_t crc, const uint8_t *p, size_t len)
@@ -139,10 +149,32 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		printf("stream-client: %s octets, crc %08x matches\n", argv[3], crc);
-	} else if (!strcmp(argv[1], "echo-server")) {
+	} else if (!strcmp(argv[1], "echo-server") ||
+		   !strcmp(argv[1], "fork-echo-server")) {
 		uint32_t len;
 
 		fd = serve(atoi(argv[2]));
+		if (!strcmp(argv[1], "fork-echo-server")) {
+			int status = -1;
+			pid_t pid = fork();
+
+			if (pid < 0)
+				die("fork");
+			if (pid == 0) {
+				ssize_t n = send(fd, "x", 1, MSG_NOSIGNAL);
+
+				printf("fork-child: send: %s\n",
+				       n < 0 ? strerror(errno) : "sent");
+				fflush(stdout);
+				close(fd);
+				_exit(n < 0 ? 0 : 1);
+			}
+			if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+			    WEXITSTATUS(status)) {
+				fprintf(stderr, "fork-echo-server: the child sent\n");
+				return 1;
+			}
+		}
 		while (!full(recv, fd, &len, sizeof(len))) {
 			if (len > sizeof(buf) || full(recv, fd, buf, len))
 				die("request");

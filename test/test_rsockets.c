@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -422,6 +423,216 @@ START_TEST(errors_as_sockets_give_them)
 }
 END_TEST
 
+static volatile sig_atomic_t sigpipes;
+
+static void count_sigpipe(int sig)
+{
+	(void)sig;
+	sigpipes++;
+}
+
+/*
+ * As send(2) on a stream whose peer has gone: EPIPE, with SIGPIPE to the
+ * caller unless the call says MSG_NOSIGNAL (rdma-core's rsockets answer
+ * ECONNRESET there, and raise nothing).
+ */
+START_TEST(send_after_the_peer_closed_raises_sigpipe_as_send_does)
+{
+	struct conn k = one_pair();
+	struct sigaction sa = { .sa_handler = count_sigpipe };
+	char b;
+
+	ck_assert_int_eq(sigaction(SIGPIPE, &sa, NULL), 0);
+	/*
+	 * A round trip first: the credits each end hands out at its first
+	 * receive have arrived.  (A peer that closes with them unread has
+	 * its TCP reset the connection, and ECONNRESET comes first.)
+	 */
+	ck_assert_int_eq(rsend(k.s, "a", 1, 0), 1);
+	ck_assert_int_eq(rrecv(k.c, &b, 1, 0), 1);
+	ck_assert_int_eq(rsend(k.c, "b", 1, 0), 1);
+	ck_assert_int_eq(rrecv(k.s, &b, 1, 0), 1);
+	ck_assert_int_eq(rclose(k.s), 0);
+	/* its goodbye: the end of the stream (nothing was in flight) */
+	ck_assert_int_eq(rrecv(k.c, &b, 1, 0), 0);
+	errno = 0;
+	ck_assert_int_eq(rsend(k.c, "x", 1, MSG_NOSIGNAL), -1);
+	ck_assert_int_eq(errno, EPIPE);
+	ck_assert_int_eq(sigpipes, 0);
+	errno = 0;
+	ck_assert_int_eq(rsend(k.c, "x", 1, 0), -1);
+	ck_assert_int_eq(errno, EPIPE);
+	ck_assert_int_eq(sigpipes, 1);
+	errno = 0;
+	ck_assert_int_eq(rwrite(k.c, "x", 1), -1);
+	ck_assert_int_eq(errno, EPIPE);
+	ck_assert_int_eq(sigpipes, 2);
+	errno = 0;
+	ck_assert_int_eq(rsend(k.c, "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT), -1);
+	ck_assert_int_eq(errno, EPIPE);
+	ck_assert_int_eq(sigpipes, 2);
+	rclose(k.c);
+}
+END_TEST
+
+/*
+ * libiwarp's own TCP connection under rsocket @fd: the socket of this
+ * process whose two ends are the rsocket's, or -1.
+ */
+static int tcp_under(int fd)
+{
+	struct sockaddr_storage l, p, tl, tp;
+	socklen_t len = sizeof(l);
+
+	ck_assert_int_eq(rgetsockname(fd, (struct sockaddr *)&l, &len), 0);
+	len = sizeof(p);
+	ck_assert_int_eq(rgetpeername(fd, (struct sockaddr *)&p, &len), 0);
+	for (int t = 3; t < 1024; t++) {
+		socklen_t a = sizeof(tl), b = sizeof(tp);
+		int type = 0;
+		socklen_t tlen = sizeof(type);
+
+		if (getsockopt(t, SOL_SOCKET, SO_TYPE, &type, &tlen) ||
+		    type != SOCK_STREAM ||
+		    getsockname(t, (struct sockaddr *)&tl, &a) ||
+		    getpeername(t, (struct sockaddr *)&tp, &b))
+			continue;
+		if (!memcmp(&((struct sockaddr_in *)&tl)->sin_port,
+			    &((struct sockaddr_in *)&l)->sin_port, 2) &&
+		    !memcmp(&((struct sockaddr_in *)&tp)->sin_port,
+			    &((struct sockaddr_in *)&p)->sin_port, 2))
+			return t;
+	}
+	return -1;
+}
+
+static int sockopt_of(int fd, int level, int name)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	ck_assert_int_eq(getsockopt(fd, level, name, &v, &len), 0);
+	return v;
+}
+
+static int rsockopt_of(int fd, int level, int name)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	ck_assert_int_eq(rgetsockopt(fd, level, name, &v, &len), 0);
+	return v;
+}
+
+static void set_ropt(int fd, int level, int name, int v)
+{
+	ck_assert_int_eq(rsetsockopt(fd, level, name, &v, sizeof(v)), 0);
+}
+
+/*
+ * SO_KEEPALIVE and TCP_KEEPIDLE/INTVL/CNT reach the TCP connection that
+ * carries the rsocket, set before the connection (as rstream -k does)
+ * or while it runs; SO_KEEPALIVE off turns the probes off.
+ */
+START_TEST(keepalive_options_reach_the_connection_below)
+{
+	uint16_t port;
+	int ls = listener(&port), tc, ts;
+	struct conn k;
+
+	/* what the listener is given, what it accepts has */
+	set_ropt(ls, SOL_SOCKET, SO_KEEPALIVE, 1);
+	set_ropt(ls, IPPROTO_TCP, TCP_KEEPIDLE, 7);
+	k = connect_pair(ls, port);
+	rclose(ls);
+	ts = tcp_under(k.s);
+	ck_assert_int_ge(ts, 0);
+	ck_assert_int_eq(sockopt_of(ts, SOL_SOCKET, SO_KEEPALIVE), 1);
+	ck_assert_int_eq(sockopt_of(ts, IPPROTO_TCP, TCP_KEEPIDLE), 7);
+	ck_assert_int_eq(rsockopt_of(k.s, IPPROTO_TCP, TCP_KEEPIDLE), 7);
+
+	/* while connected: each option as it is set, and off */
+	tc = tcp_under(k.c);
+	ck_assert_int_ge(tc, 0);
+	ck_assert_int_ne(tc, ts);
+	set_ropt(k.c, SOL_SOCKET, SO_KEEPALIVE, 1);
+	set_ropt(k.c, IPPROTO_TCP, TCP_KEEPIDLE, 3);
+	set_ropt(k.c, IPPROTO_TCP, TCP_KEEPINTVL, 5);
+	set_ropt(k.c, IPPROTO_TCP, TCP_KEEPCNT, 4);
+	ck_assert_int_eq(sockopt_of(tc, SOL_SOCKET, SO_KEEPALIVE), 1);
+	ck_assert_int_eq(sockopt_of(tc, IPPROTO_TCP, TCP_KEEPIDLE), 3);
+	ck_assert_int_eq(sockopt_of(tc, IPPROTO_TCP, TCP_KEEPINTVL), 5);
+	ck_assert_int_eq(sockopt_of(tc, IPPROTO_TCP, TCP_KEEPCNT), 4);
+	ck_assert_int_eq(rsockopt_of(k.c, IPPROTO_TCP, TCP_KEEPINTVL), 5);
+	ck_assert_int_eq(rsockopt_of(k.c, IPPROTO_TCP, TCP_KEEPCNT), 4);
+	set_ropt(k.c, SOL_SOCKET, SO_KEEPALIVE, 0);
+	ck_assert_int_eq(sockopt_of(tc, SOL_SOCKET, SO_KEEPALIVE), 0);
+	ck_assert_int_eq(rsockopt_of(k.c, SOL_SOCKET, SO_KEEPALIVE), 0);
+	errno = 0;
+	ck_assert_int_eq(rsetsockopt(k.c, IPPROTO_TCP, TCP_KEEPCNT, &(int){ 0 },
+				     sizeof(int)), -1);
+	ck_assert_int_eq(errno, EINVAL);
+
+	/* and the stream still carries data both ways */
+	ck_assert_int_eq(rsend(k.c, "ping", 4, 0), 4);
+	{
+		char b[4];
+
+		ck_assert_int_eq(rrecv(k.s, b, 4, MSG_WAITALL), 4);
+		ck_assert_int_eq(memcmp(b, "ping", 4), 0);
+	}
+	rclose(k.c);
+	rclose(k.s);
+}
+END_TEST
+
+/*
+ * fork(): the child cannot use what it inherited (EBADF, and no new
+ * rsocket: EOPNOTSUPP), and closing it there sends nothing; the parent's
+ * connection carries on as before.
+ */
+START_TEST(fork_leaves_the_parent_working_and_the_child_a_clean_error)
+{
+	struct conn k = one_pair();
+	char b[8];
+	pid_t pid;
+	int status = -1;
+
+	ck_assert_int_eq(rsend(k.c, "before", 6, 0), 6);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int ok = 1;
+		struct pollfd f = { .fd = k.s, .events = POLLIN };
+
+		errno = 0;
+		ok &= rsend(k.c, "child", 5, MSG_NOSIGNAL) == -1 && errno == EBADF;
+		errno = 0;
+		ok &= rrecv(k.s, b, sizeof(b), MSG_DONTWAIT) == -1 &&
+		      errno == EBADF;
+		ok &= rpoll(&f, 1, 0) == 1 && f.revents == POLLNVAL;
+		errno = 0;
+		ok &= rsocket(AF_INET, SOCK_STREAM, 0) == -1 &&
+		      errno == EOPNOTSUPP;
+		ok &= rclose(k.c) == 0 && rclose(k.s) == 0;
+		errno = 0;
+		ok &= rclose(k.c) == -1 && errno == EBADF;
+		_exit(ok ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the child's calls did not fail as they should");
+	/* the parent's stream: what was sent before, and more both ways */
+	ck_assert_int_eq(rrecv(k.s, b, 6, MSG_WAITALL), 6);
+	ck_assert_int_eq(memcmp(b, "before", 6), 0);
+	ck_assert_int_eq(rsend(k.s, "after", 5, 0), 5);
+	ck_assert_int_eq(rrecv(k.c, b, 5, MSG_WAITALL), 5);
+	ck_assert_int_eq(memcmp(b, "after", 5), 0);
+	rclose(k.c);
+	rclose(k.s);
+}
+END_TEST
+
 /* Names: each end sees the other's address as its peer. */
 START_TEST(names_of_both_ends)
 {
@@ -672,6 +883,9 @@ static Suite *rsockets_suite(void)
 	tcase_add_test(tc, errors_as_sockets_give_them);
 	tcase_add_test(tc, options_read_back);
 	tcase_add_test(tc, non_blocking_connect_reports_through_rpoll);
+	tcase_add_test(tc, send_after_the_peer_closed_raises_sigpipe_as_send_does);
+	tcase_add_test(tc, keepalive_options_reach_the_connection_below);
+	tcase_add_test(tc, fork_leaves_the_parent_working_and_the_child_a_clean_error);
 	suite_add_tcase(s, tc);
 	return s;
 }

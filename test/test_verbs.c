@@ -875,6 +875,44 @@ END_TEST
  * ends the stream with a DDP tagged buffer error, invalid STag, that the
  * writer receives in a Terminate.
  */
+/*
+ * rdma-core's rsockets keep a connection alive (SO_KEEPALIVE) with an RDMA
+ * Write of no octets to STag 0, offset 0: a zero-length tagged segment
+ * places nothing, so its STag is not checked (as for siw's zero-length
+ * RTR Write); it completes nothing at the peer, and the stream goes on:
+ * a Send after it arrives as ever.
+ */
+START_TEST(a_zero_length_write_to_stag_0_is_taken_as_rsockets_keepalive)
+{
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_qp_attr qa;
+	struct iw_sge r, sg;
+	struct iw_wc wc[2];
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 64, e.s.mr->lkey };
+	post_recv(&e.s, 1, &r, 1);
+	post_send(&e.c, 2, IW_WR_RDMA_WRITE, NULL, 0, 0, 0);
+	memcpy(e.c.buf, "alive", 5);
+	sg = (struct iw_sge){ (uintptr_t)e.c.buf, 5, e.c.mr->lkey };
+	post_send(&e.c, 3, IW_WR_SEND, &sg, 1, 0, 0);
+	e2e_poll(e.c.cq, wc, 2, E2E_WAIT_MS);
+	expect_wc(&wc[0], 2, IW_WC_RDMA_WRITE, 0);
+	expect_wc(&wc[1], 3, IW_WC_SEND, 5);
+	e2e_poll(e.s.cq, wc, 1, E2E_WAIT_MS);
+	expect_wc(&wc[0], 1, IW_WC_RECV, 5);
+	ck_assert_mem_eq(e.s.buf, "alive", 5);
+	ck_assert_int_eq(iw_query_qp(e.s.qp, &qa), 0);
+	ck_assert_int_eq(qa.state, IW_QPS_RTS);
+	ck_assert_int_eq(iw_disconnect(e.c.id), 0);
+	e2e_expect(e.c.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+	e2e_expect(e.s.ch, IW_CM_EVENT_DISCONNECTED, E2E_WAIT_MS);
+	e2e_teardown(&e);
+}
+END_TEST
+
 START_TEST(send_with_invalidate_ends_the_named_rkey)
 {
 	struct e2e_opts o;
@@ -1418,6 +1456,7 @@ static Suite *verbs_suite(void)
 	tc = tcase_create("invalidate");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, send_with_invalidate_ends_the_named_rkey);
+	tcase_add_test(tc, a_zero_length_write_to_stag_0_is_taken_as_rsockets_keepalive);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("regions");
 	tcase_set_timeout(tc, 60);

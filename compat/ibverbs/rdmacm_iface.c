@@ -47,6 +47,11 @@ static void *qp_holder(struct ibv_qp *qp)
 	return to_iwv_qp(qp)->cm_id;
 }
 
+static struct iw_cq *iw_cq_of(struct ibv_cq *cq)
+{
+	return to_iwv_cq(cq)->iw;
+}
+
 const struct iwv_rdmacm_iface iwv_rdmacm_table = {
 	.version = IWV_RDMACM_IFACE_VERSION,
 	.size = sizeof(struct iwv_rdmacm_iface),
@@ -56,4 +61,5 @@ const struct iwv_rdmacm_iface iwv_rdmacm_table = {
 	.qp_by_num = qp_by_num,
 	.qp_hold = qp_hold,
 	.qp_holder = qp_holder,
+	.iw_cq = iw_cq_of,
 };

@@ -58,6 +58,9 @@ struct iwv_rdmacm_iface {
 			void (*release)(struct ibv_qp *qp));
 	/* the holder @qp_hold gave, or NULL */
 	void *(*qp_holder)(struct ibv_qp *qp);
+	/* the libiwarp CQ behind @cq (rsockets wait on it with
+	 * iw_progress_cq()) */
+	struct iw_cq *(*iw_cq)(struct ibv_cq *cq);
 };
 
 /* The head of every libibverbs context of libiwarp's. */

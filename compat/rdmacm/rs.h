@@ -77,11 +77,16 @@ struct rsock {
 	struct rdma_cm_id *cm_id;
 	int state;
 	int err;	 /* SO_ERROR */
-	bool reset;	 /* the connection ended without rsockets' goodbye */
+	/* the connection ended without rsockets' goodbye: ECONNRESET, or
+	 * ETIMEDOUT for a peer gone silent; reported once, as TCP does */
+	int reset_err;
 	int fd_flags;	 /* O_NONBLOCK */
 	int waiters;	 /* threads asleep on its channels */
 	uint64_t so_opts, tcp_opts, ipv6_opts; /* bits: options set on */
-	unsigned int keepalive_time;
+	/* SO_KEEPALIVE as set (-1: never, the QP keeps libiwarp's default),
+	 * TCP_KEEPIDLE/INTVL/CNT (0: the QP's own) */
+	int keepalive;
+	unsigned int keepalive_time, keepalive_intvl, keepalive_cnt;
 
 	/* sizes, settable until it connects */
 	uint32_t sbuf_size, rbuf_size;
@@ -135,6 +140,10 @@ void rs_remove(struct rsock *rs);
 struct rsock *rs_alloc(const struct rsock *parent);
 void rs_free(struct rsock *rs);
 int rs_set_cloexec_nonblock(int fd, bool nonblock);
+bool rs_inherited(int fd);
+
+/* rs_opt.c */
+int rs_apply_keepalive(struct rsock *rs);
 
 /* rs_conn.c */
 int rs_create_ep(struct rsock *rs);

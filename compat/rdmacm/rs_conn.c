@@ -136,7 +136,7 @@ int rs_create_ep(struct rsock *rs)
 	rs->sq_inline = (uint16_t)qa.cap.max_inline_data;
 	if (rs->sq_inline < RS_MSG_SIZE)
 		return ERR(EOPNOTSUPP);
-	if (rs_init_bufs(rs))
+	if (rs_init_bufs(rs) || rs_apply_keepalive(rs))
 		return -1;
 	for (int i = 0; i < rs->rq_posted; i++)
 		if (rs_post_recv(rs))

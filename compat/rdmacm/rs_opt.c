@@ -3,9 +3,14 @@
  * rsocket options and rfcntl().  Sizes (buffers, queues, inline, iomap)
  * count until the connection is made, as rdma-core's do; TCP's own
  * options have no TCP under them to act on and are kept so that programs
- * read back what they set.  The connection below is libiwarp's TCP
- * connection, which has its own keepalive and send timeout, so
- * SO_KEEPALIVE sends no rsockets keepalive message.
+ * read back what they set.  The keepalive options are the exception: the
+ * connection below is libiwarp's TCP connection, and SO_KEEPALIVE with
+ * TCP_KEEPIDLE, TCP_KEEPINTVL and TCP_KEEPCNT set its QP's TCP keepalive
+ * (iw_set_qp_timeouts(3)), which finds a dead peer as it would for a TCP
+ * socket.  No rsockets keepalive message is sent (rdma-core's is a
+ * zero-length RDMA Write, which needs a reliable connection to be
+ * answered; TCP's probes are answered by the peer's kernel); one that
+ * comes from rdma-core's rsockets is taken and ignored.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -15,6 +20,7 @@
 
 #include <rdma/rsocket.h>
 
+#include "compat/ibverbs/rdmacm_iface.h"
 #include "compat/rdmacm/rs.h"
 
 #define ERR(e) (errno = (e), -1)
@@ -37,6 +43,65 @@ static void opt_bit(uint64_t *opts, int optname, int on)
 		*opts &= ~(1ULL << optname);
 }
 
+/* The libiwarp QP under the rsocket, once it has one. */
+static struct iw_qp *rs_iw_qp(struct rsock *rs)
+{
+	struct ibv_qp *qp = rs->cm_id ? rs->cm_id->qp : NULL;
+	const struct iwv_rdmacm_iface *f = qp ? iwv_rdmacm_iface(qp->context)
+					      : NULL;
+
+	return f ? f->iw_qp(qp) : NULL;
+}
+
+/*
+ * Gives the QP the keepalive the options ask for: SO_KEEPALIVE off turns
+ * it off, on turns it on with TCP_KEEPIDLE, TCP_KEEPINTVL and TCP_KEEPCNT
+ * where they were set, the QP's own values (libiwarp's defaults or
+ * IWARP_KEEPALIVE) where not.  A socket that never set SO_KEEPALIVE keeps
+ * what the QP has.  Called as the options change and once connected.
+ */
+int rs_apply_keepalive(struct rsock *rs)
+{
+	struct iw_qp_timeouts t = { .comp_mask = IW_QP_TIMEOUTS_KEEPALIVE };
+	struct iw_qp *qp = rs_iw_qp(rs);
+	int rc;
+
+	if (rs->keepalive < 0 || !qp)
+		return 0;
+	rc = iw_query_qp_timeouts(qp, &t);
+	if (rc)
+		return ERR(-rc);
+	if (!rs->keepalive) {
+		t.keepalive_idle_s = 0;
+	} else {
+		t.keepalive_idle_s = rs->keepalive_time ? rs->keepalive_time
+				     : t.keepalive_idle_s ? t.keepalive_idle_s
+							  : IW_KEEPALIVE_IDLE_S_DEFAULT;
+		t.keepalive_interval_s = rs->keepalive_intvl ? rs->keepalive_intvl
+					 : t.keepalive_interval_s
+						 ? t.keepalive_interval_s
+						 : IW_KEEPALIVE_INTERVAL_S_DEFAULT;
+		t.keepalive_count = rs->keepalive_cnt ? rs->keepalive_cnt
+				    : t.keepalive_count ? t.keepalive_count
+							: IW_KEEPALIVE_COUNT_DEFAULT;
+	}
+	rc = iw_set_qp_timeouts(qp, &t);
+	return rc ? ERR(-rc) : 0;
+}
+
+/* The QP's keepalive, for reading options back: 0 when there is no QP. */
+static uint32_t qp_keepalive(struct rsock *rs, int optname)
+{
+	struct iw_qp_timeouts t = { .comp_mask = IW_QP_TIMEOUTS_KEEPALIVE };
+	struct iw_qp *qp = rs_iw_qp(rs);
+
+	if (!qp || iw_query_qp_timeouts(qp, &t))
+		return 0;
+	return optname == TCP_KEEPIDLE	  ? t.keepalive_idle_s
+	       : optname == TCP_KEEPINTVL ? t.keepalive_interval_s
+					  : t.keepalive_count;
+}
+
 static int set_socket(struct rsock *rs, int optname, const void *optval,
 		      socklen_t optlen)
 {
@@ -54,7 +119,10 @@ static int set_socket(struct rsock *rs, int optname, const void *optval,
 				    RDMA_OPTION_ID_REUSEADDR, &v, sizeof(v)))
 			return -1;
 		opt_bit(&rs->so_opts, optname, v);
-		return 0;
+		if (optname != SO_KEEPALIVE)
+			return 0;
+		rs->keepalive = v != 0;
+		return rs_apply_keepalive(rs);
 	case SO_RCVBUF:
 	case SO_SNDBUF:
 		if (opt_int(optval, optlen, &v))
@@ -91,13 +159,20 @@ static int set_tcp(struct rsock *rs, int optname, const void *optval,
 	case TCP_NODELAY:
 		opt_bit(&rs->tcp_opts, optname, v);
 		return 0;
-	case TCP_KEEPIDLE:
-		if (v <= 0)
-			return ERR(EINVAL);
-		rs->keepalive_time = (unsigned int)v;
-		return 0;
-	case TCP_KEEPCNT:
+	case TCP_KEEPIDLE: /* the kernel's bounds: MAX_TCP_KEEPIDLE, ... */
 	case TCP_KEEPINTVL:
+		if (v <= 0 || v > 32767)
+			return ERR(EINVAL);
+		if (optname == TCP_KEEPIDLE)
+			rs->keepalive_time = (unsigned int)v;
+		else
+			rs->keepalive_intvl = (unsigned int)v;
+		return rs->keepalive > 0 ? rs_apply_keepalive(rs) : 0;
+	case TCP_KEEPCNT:
+		if (v <= 0 || v > 127)
+			return ERR(EINVAL);
+		rs->keepalive_cnt = (unsigned int)v;
+		return rs->keepalive > 0 ? rs_apply_keepalive(rs) : 0;
 	case TCP_MAXSEG:
 		return 0;
 	default:
@@ -194,8 +269,13 @@ static int get_locked(struct rsock *rs, int level, int optname, void *optval,
 	switch (level) {
 	case SOL_SOCKET:
 		switch (optname) {
-		case SO_REUSEADDR:
 		case SO_KEEPALIVE:
+			/* set, or else whether the QP has libiwarp's own */
+			if (rs->keepalive >= 0)
+				return put_int(optval, optlen, rs->keepalive);
+			return put_int(optval, optlen,
+				       qp_keepalive(rs, TCP_KEEPIDLE) != 0);
+		case SO_REUSEADDR:
 		case SO_OOBINLINE:
 			return put_int(optval, optlen,
 				       !!(rs->so_opts & (1ULL << optname)));
@@ -228,10 +308,22 @@ static int get_locked(struct rsock *rs, int level, int optname, void *optval,
 			return put_int(optval, optlen,
 				       !!(rs->tcp_opts & (1ULL << optname)));
 		case TCP_KEEPIDLE:
-			return put_int(optval, optlen, (int)rs->keepalive_time);
-		case TCP_KEEPCNT:
 		case TCP_KEEPINTVL:
-			return put_int(optval, optlen, 1);
+		case TCP_KEEPCNT: {
+			unsigned int v = optname == TCP_KEEPIDLE ? rs->keepalive_time
+					 : optname == TCP_KEEPINTVL
+						 ? rs->keepalive_intvl
+						 : rs->keepalive_cnt;
+
+			if (!v)
+				v = qp_keepalive(rs, optname);
+			if (!v) /* no QP yet, nothing set: libiwarp's default */
+				v = optname == TCP_KEEPIDLE ? IW_KEEPALIVE_IDLE_S_DEFAULT
+				    : optname == TCP_KEEPINTVL
+					    ? IW_KEEPALIVE_INTERVAL_S_DEFAULT
+					    : IW_KEEPALIVE_COUNT_DEFAULT;
+			return put_int(optval, optlen, (int)v);
+		}
 		case TCP_MAXSEG:
 			return put_int(optval, optlen, 2048);
 		}

@@ -86,6 +86,8 @@ static int check(struct pollfd *fds, nfds_t nfds, bool arm)
 			pthread_mutex_lock(&rs->lock);
 			fds[i].revents = rs_revents(rs, fds[i].events, arm);
 			pthread_mutex_unlock(&rs->lock);
+		} else if (rs_inherited(fds[i].fd)) {
+			fds[i].revents = POLLNVAL; /* the parent's (fork) */
 		} else if (fds[i].fd >= 0) {
 			struct pollfd p = fds[i];
 

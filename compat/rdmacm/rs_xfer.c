@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compat/ibverbs/rdmacm_iface.h"
 #include "compat/rdmacm/rs.h"
 
 #define ERR(e) (errno = (e), -1)
@@ -59,22 +60,31 @@ int rs_post_write(struct rsock *rs, struct ibv_sge *sgl, int nsge,
 
 /*
  * What Write with Immediate does elsewhere: the Write, then the message
- * as a Send, whose completion is told apart by RS_WR_ID_MSG_SEND.
+ * as a Send, whose completion is told apart by RS_WR_ID_MSG_SEND.  The
+ * two go in one post, so that they leave in one write to the socket: the
+ * peer then wakes once for the pair, not for the Write (which completes
+ * nothing there) and again for the Send.
  */
 int rs_post_write_msg(struct rsock *rs, struct ibv_sge *sgl, int nsge,
 		      uint32_t msg, int flags, uint64_t addr, uint32_t rkey)
 {
-	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_send_wr wr[2] = { { 0 }, { 0 } }, *bad;
 	struct ibv_sge sge = { .addr = (uintptr_t)&msg, .length = RS_MSG_SIZE };
 
-	if (rs_post_write(rs, sgl, nsge, msg, flags, addr, rkey))
-		return -1;
-	wr.wr_id = rs_msg(rs_msg_op(msg), 0) | RS_WR_ID_MSG_SEND;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_INLINE;
-	return rs_posted(ibv_post_send(rs->cm_id->qp, &wr, &bad));
+	wr[0].wr_id = msg;
+	wr[0].next = &wr[1];
+	wr[0].sg_list = sgl;
+	wr[0].num_sge = nsge;
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].send_flags = flags;
+	wr[0].wr.rdma.remote_addr = addr;
+	wr[0].wr.rdma.rkey = rkey;
+	wr[1].wr_id = rs_msg(rs_msg_op(msg), 0) | RS_WR_ID_MSG_SEND;
+	wr[1].sg_list = &sge;
+	wr[1].num_sge = 1;
+	wr[1].opcode = IBV_WR_SEND;
+	wr[1].send_flags = IBV_SEND_INLINE;
+	return rs_posted(ibv_post_send(rs->cm_id->qp, wr, &bad));
 }
 
 /* A receive for one message, into the next 4-octet slot after the data. */
@@ -133,6 +143,19 @@ static bool rs_give_credits(struct rsock *rs)
 }
 
 /*
+ * A credit update or a receive that could not be posted would leave the
+ * peer waiting for ever: the connection fails instead, and the next call
+ * says why (not the end of the stream: a program that polls a
+ * non-blocking socket would take that 0 for no data and poll on).
+ */
+static void rs_post_failed(struct rsock *rs)
+{
+	rs->state = RS_ERROR;
+	rs->err = errno;
+	rs->reset_err = errno;
+}
+
+/*
  * Credits up to rseq_no + rq_size, and the free half of the receive
  * buffer, if there is one, written into the peer's target SGL first.
  */
@@ -157,18 +180,19 @@ static void rs_send_credits(struct rsock *rs)
 
 		rs->ctrl_seqno++;
 		rs_sge_store(slot, s, rs->swap_sgl);
-		rs_post_write_msg(rs, &sge, 1, msg, 0,
-				  rs->remote_sgl.addr +
-					  (uint64_t)rs->remote_sge * RS_SGE_LEN,
-				  rs->remote_sgl.key);
+		if (rs_post_write_msg(rs, &sge, 1, msg, 0,
+				      rs->remote_sgl.addr +
+					      (uint64_t)rs->remote_sge * RS_SGE_LEN,
+				      rs->remote_sgl.key))
+			rs_post_failed(rs);
 		rs->rbuf_bytes_avail -= half;
 		rs->rbuf_free_offset += half;
 		if (rs->rbuf_free_offset >= (int)rs->rbuf_size)
 			rs->rbuf_free_offset = 0;
 		if (++rs->remote_sge == (int)rs->remote_sgl.length)
 			rs->remote_sge = 0;
-	} else {
-		rs_post_msg(rs, msg);
+	} else if (rs_post_msg(rs, msg)) {
+		rs_post_failed(rs);
 	}
 }
 
@@ -179,6 +203,17 @@ void rs_update_credits(struct rsock *rs)
 }
 
 /* ---- completions -------------------------------------------------------------- */
+
+/*
+ * The connection broke: @err (ECONNRESET, or ETIMEDOUT when TCP gave up
+ * on a silent peer) for SO_ERROR, and for the next send or receive.
+ */
+static void rs_set_reset(struct rsock *rs, int err)
+{
+	if (!rs->reset_err || rs->reset_err == ECONNRESET)
+		rs->reset_err = err;
+	rs->err = rs->reset_err;
+}
 
 /* A message received: data to queue, or news about the connection. */
 static void rs_take_msg(struct rsock *rs, uint32_t msg)
@@ -234,8 +269,8 @@ static void rs_send_done(struct rsock *rs, const struct ibv_wc *wc)
 	}
 	if (wc->status != IBV_WC_SUCCESS && (rs->state & RS_CONNECTED)) {
 		rs->state = RS_ERROR;
-		rs->err = ECONNRESET;
-		rs->reset = true;
+		rs_set_reset(rs, wc->status == IBV_WC_RETRY_EXC_ERR ? ETIMEDOUT
+								   : ECONNRESET);
 	}
 }
 
@@ -257,8 +292,10 @@ int rs_poll_cq(struct rsock *rs)
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				if (rs->state & RS_CONNECTED) {
 					rs->state = RS_DISCONNECTED;
-					rs->reset = true;
-					rs->err = ECONNRESET;
+					rs_set_reset(rs, wc[i].status ==
+								 IBV_WC_RETRY_EXC_ERR
+							 ? ETIMEDOUT
+							 : ECONNRESET);
 				}
 				continue;
 			}
@@ -275,10 +312,8 @@ int rs_poll_cq(struct rsock *rs)
 	if (rs->state & RS_CONNECTED) {
 		while (!ret && rcnt--)
 			ret = rs_post_recv(rs);
-		if (ret) {
-			rs->state = RS_ERROR;
-			rs->err = errno;
-		}
+		if (ret)
+			rs_post_failed(rs);
 	}
 	return ret;
 }
@@ -286,7 +321,8 @@ int rs_poll_cq(struct rsock *rs)
 /*
  * The identifier's CM events: a DISCONNECTED (or an error) while still
  * connected ends the connection; without rsockets' own goodbye first it
- * was reset.  Completions that came before it are taken first.
+ * was reset, or timed out when its status says TCP gave up on a silent
+ * peer.  Completions that came before it are taken first.
  */
 void rs_check_cm(struct rsock *rs)
 {
@@ -299,6 +335,7 @@ void rs_check_cm(struct rsock *rs)
 		if (rdma_get_cm_event(rs->cm_id->channel, &ev))
 			return;
 		enum rdma_cm_event_type t = ev->event;
+		int status = ev->status;
 
 		rdma_ack_cm_event(ev);
 		if (t == RDMA_CM_EVENT_ESTABLISHED)
@@ -306,8 +343,11 @@ void rs_check_cm(struct rsock *rs)
 		rs_poll_cq(rs);
 		if (rs->state & RS_CONNECTED) {
 			rs->state = RS_DISCONNECTED;
-			rs->reset = true;
-			rs->err = ECONNRESET;
+			rs_set_reset(rs, status == -ETIMEDOUT ? ETIMEDOUT
+							      : ECONNRESET);
+		} else if (status == -ETIMEDOUT && rs->reset_err == ECONNRESET) {
+			/* flushed receives said reset; the CM knows better */
+			rs_set_reset(rs, ETIMEDOUT);
 		}
 	}
 }
@@ -347,9 +387,40 @@ int rs_wait_fds(struct rsock *rs, int timeout_ms)
 	return n;
 }
 
+/* The longest wait in iw_progress_cq() before the CM channel is looked at. */
+#define RS_WAIT_SLICE_MS 100
+
+/*
+ * Sleeps, without the rsocket's lock, in iw_progress_cq() on the CQ: the
+ * calling thread watches the connection's socket itself and runs the
+ * receive path when data comes, where a sleep on the completion channel
+ * would take two wakeups (libiwarp's thread, then this one).  A peer that
+ * leaves ends the stream, which completes (flushes) the receives, so a
+ * slice of RS_WAIT_SLICE_MS bounds only news the CM alone brings.
+ * Returns false, having done nothing, where it cannot be used: a CQ that
+ * is not libiwarp's, one armed (by rpoll()) whose event the channel must
+ * take, or another thread already asleep on the rsocket (those share the
+ * channel, see rs_wait_fds()).
+ */
+static bool rs_wait_cq(struct rsock *rs)
+{
+	const struct iwv_rdmacm_iface *f = iwv_rdmacm_iface(rs->cm_id->verbs);
+	struct iw_cq *cq = f ? f->iw_cq(rs->cm_id->recv_cq) : NULL;
+
+	if (!cq || rs->waiters || rs->cq_armed)
+		return false; /* an armed CQ's event is for the channel */
+	rs->waiters++;
+	pthread_mutex_unlock(&rs->lock);
+	iw_progress_cq(cq, RS_WAIT_SLICE_MS);
+	pthread_mutex_lock(&rs->lock);
+	rs->waiters--;
+	return true;
+}
+
 /*
  * Runs the connection until @test holds: credits given, completions
- * taken, and then (unless @nonblock) a sleep on the channels.
+ * taken, and then (unless @nonblock) a sleep: on the CQ itself
+ * (rs_wait_cq()), or on the channels.
  */
 int rs_get_comp(struct rsock *rs, bool nonblock, bool (*test)(struct rsock *))
 {
@@ -366,6 +437,8 @@ int rs_get_comp(struct rsock *rs, bool nonblock, bool (*test)(struct rsock *))
 			return ret;
 		if (nonblock)
 			return ERR(EAGAIN);
+		if (rs_wait_cq(rs))
+			continue;
 		if (!rs->cq_armed) {
 			ibv_req_notify_cq(rs->cm_id->recv_cq, 0);
 			rs->cq_armed = true;
@@ -491,10 +564,16 @@ static int rs_write_data(struct rsock *rs, struct ibv_sge *sgl, int nsge,
 				 addr, t.key);
 }
 
-/* Why a connection refuses data: shut down here, reset, or closed. */
+/*
+ * Why a connection refuses data: reset or timed out (said once, as TCP
+ * says its socket error once), else shut down here or closed: EPIPE.
+ */
 static int rs_send_error(struct rsock *rs)
 {
-	return ERR(rs->reset ? ECONNRESET : EPIPE);
+	int e = rs->reset_err ? rs->reset_err : EPIPE;
+
+	rs->reset_err = 0;
+	return ERR(e);
 }
 
 /*
@@ -636,9 +715,9 @@ ssize_t rs_recv_locked(struct rsock *rs, void *vbuf, size_t len, int flags)
 			if (ret)
 				break;
 			if (!rs_have_rdata(rs)) {
-				if (rs->reset && left == len) {
-					rs->reset = false;
-					ret = ERR(ECONNRESET);
+				if (rs->reset_err && left == len) {
+					ret = ERR(rs->reset_err);
+					rs->reset_err = 0;
 				}
 				break;
 			}

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -72,6 +73,74 @@ void rs_remove(struct rsock *rs)
 	pthread_mutex_unlock(&table_lock);
 }
 
+/*
+ * fork(): the child has none of the threads that move libiwarp's
+ * connections, and an rsocket's TCP connection is the parent's as much as
+ * its own: were the child to send or say goodbye on it, the parent's
+ * stream would break.  So in the child the rsockets it inherited are
+ * gone (EBADF; rclose() only lets their descriptors go), and where there
+ * were any, the device is the parent's too: new rsockets fail with
+ * EOPNOTSUPP.  A child of a process that had no rsocket starts afresh.
+ * The parent carries on untouched.
+ */
+static struct rsock **inherited;
+static int inherited_len;
+static bool parent_had_rsockets;
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&table_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&table_lock);
+}
+
+static void fork_child(void)
+{
+	for (int i = 0; i < table_len && !parent_had_rsockets; i++)
+		parent_had_rsockets = table[i] != NULL;
+	if (parent_had_rsockets) {
+		/* the memory stays: it is the parent's objects' image */
+		inherited = table;
+		inherited_len = table_len;
+		table = NULL;
+		table_len = 0;
+	}
+	pthread_mutex_unlock(&table_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_watch(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Whether @fd is an rsocket this process inherited (rpoll: POLLNVAL). */
+bool rs_inherited(int fd)
+{
+	bool r;
+
+	pthread_mutex_lock(&table_lock);
+	r = fd >= 0 && fd < inherited_len && inherited[fd];
+	pthread_mutex_unlock(&table_lock);
+	return r;
+}
+
+/* rclose() of an inherited rsocket: its number goes, nothing is sent. */
+static int rs_close_inherited(int fd)
+{
+	if (!rs_inherited(fd))
+		return ERR(EBADF);
+	pthread_mutex_lock(&table_lock);
+	inherited[fd] = NULL;
+	pthread_mutex_unlock(&table_lock);
+	close(fd);
+	return 0;
+}
+
 int rs_set_cloexec_nonblock(int fd, bool nonblock)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -92,7 +161,12 @@ struct rsock *rs_alloc(const struct rsock *parent)
 	rs->fd = -1;
 	pthread_mutex_init(&rs->lock, NULL);
 	rs->ctrl_max_seqno = RS_QP_CTRL_SIZE;
+	rs->keepalive = -1;
 	if (parent) {
+		rs->keepalive = parent->keepalive;
+		rs->keepalive_time = parent->keepalive_time;
+		rs->keepalive_intvl = parent->keepalive_intvl;
+		rs->keepalive_cnt = parent->keepalive_cnt;
 		rs->domain = parent->domain;
 		rs->sbuf_size = parent->sbuf_size;
 		rs->rbuf_size = parent->rbuf_size;
@@ -159,6 +233,9 @@ int rsocket(int domain, int type, int protocol)
 	struct rsock *rs;
 
 	type &= ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+	pthread_once(&fork_once, fork_watch);
+	if (parent_had_rsockets)
+		return ERR(EOPNOTSUPP);
 	if (domain != AF_INET && domain != AF_INET6)
 		return ERR(EAFNOSUPPORT);
 	if (type != SOCK_STREAM || (protocol && protocol != IPPROTO_TCP))
@@ -315,7 +392,7 @@ int rclose(int socket)
 	struct rsock *rs = rs_get(socket);
 
 	if (!rs)
-		return ERR(EBADF);
+		return rs_close_inherited(socket);
 	rs_remove(rs);
 	pthread_mutex_lock(&rs->lock);
 	if (rs->state & (RS_CONNECTED | RS_DISCONNECTED))
@@ -339,6 +416,20 @@ static int rs_step_connect(struct rsock *rs)
 	return -1;
 }
 
+/*
+ * As send(2) on a stream that can carry no more: SIGPIPE to the calling
+ * thread (unless the call said MSG_NOSIGNAL), the error still EPIPE when
+ * a handler returns.  Raised without the rsocket's lock, so a handler
+ * may use it.  rdma-core's rsockets answer ECONNRESET there, no signal.
+ */
+static void rs_sigpipe(void)
+{
+	int e = errno;
+
+	raise(SIGPIPE);
+	errno = e;
+}
+
 static ssize_t rs_sendv(int socket, const struct iovec *iov, int iovcnt,
 			int flags)
 {
@@ -354,6 +445,8 @@ static ssize_t rs_sendv(int socket, const struct iovec *iov, int iovcnt,
 	if (!ret)
 		ret = rs_sendv_locked(rs, iov, iovcnt, flags);
 	pthread_mutex_unlock(&rs->lock);
+	if (ret < 0 && errno == EPIPE && !(flags & MSG_NOSIGNAL))
+		rs_sigpipe();
 	return ret;
 }
 
