@@ -169,8 +169,8 @@ struct progress_loop *progress_conn_loop(struct iw_context *ctx)
  * the loop does not watch it (id->held, the loop's held_list).
  * progress_hold() is where a poll takes hold, hold() what taking it
  * does; release() gives a held connection back to the loop, which the
- * release timer does for idle ones (release_idle(), every
- * RELEASE_LOOK_US); unhold() drops the hold without watching again, for
+ * release timer does for those nobody polls any more (held_sweep() with
+ * judge_unpolled(), every RELEASE_LOOK_US); unhold() drops the hold without watching again, for
  * a connection that closes (progress_unhold()).  The transport sees the
  * same thing as tp_set_polled().
  */
@@ -273,36 +273,46 @@ void progress_unhold(struct iw_cm_id *id)
 }
 
 /*
- * Gives the loop back the connections nobody has polled since the last
- * look (the timer's), or with @all every one that polls took.  One whose
- * lock is taken is being polled now; one that a thread waiting in
- * iw_progress_cq() took is left to the timer's looks, and kept while it
- * sleeps on it.  Work posted after the last poll leaves now, at the
- * latest.  In the loop.
+ * Work posted while polls held @id leaves now, at the latest: sent from a
+ * callback of its own, not under held_lock.  With @id's lock.
  */
-static void release_idle(struct progress_loop *l, bool all)
+static void send_deferred(struct iw_cm_id *id)
+{
+	if (!id->tx_deferred)
+		return;
+	id->tx_deferred = false;
+	tp_poll_soon(&id->tp);
+}
+
+/* What a look at a held connection decides. */
+enum hold_verdict {
+	HOLD_KEEP,	/* still held; its deferred work leaves */
+	HOLD_RELEASE,	/* back to the loop; its deferred work leaves */
+	HOLD_LEAVE,	/* not this look's to touch at all */
+};
+
+/*
+ * Looks at each held connection whose lock is free (one whose lock is
+ * taken is being polled now) and does what @judge says; the release timer
+ * stops once none is held.  In the loop.
+ */
+static void held_sweep(struct progress_loop *l,
+		       enum hold_verdict (*judge)(struct iw_cm_id *id))
 {
 	struct iw_cm_id *id, *next;
 
 	pthread_mutex_lock(&l->held_lock);
 	for (id = l->held_list; id; id = next) {
+		enum hold_verdict v;
+
 		next = id->held_next;
 		if (pthread_mutex_trylock(&id->lock))
 			continue;
-		if (all && id->held_by_waiter) {
-			pthread_mutex_unlock(&id->lock);
-			continue;
-		}
-		if ((all || id->held_polls == id->held_polls_seen) &&
-		    !(id->qp && progress_qp_waited(id->qp)))
+		v = judge(id);
+		if (v == HOLD_RELEASE)
 			release(id);
-		else
-			id->held_polls_seen = id->held_polls;
-		if (id->tx_deferred) {
-			/* sent from a callback of its own, not under held_lock */
-			id->tx_deferred = false;
-			tp_poll_soon(&id->tp);
-		}
+		if (v != HOLD_LEAVE)
+			send_deferred(id);
 		pthread_mutex_unlock(&id->lock);
 	}
 	if (!l->held_list && l->release_armed) {
@@ -312,12 +322,39 @@ static void release_idle(struct progress_loop *l, bool all)
 	pthread_mutex_unlock(&l->held_lock);
 }
 
+/*
+ * The timer's look: a connection nobody has polled since the previous
+ * look goes back, unless a thread sleeps on it in iw_progress_cq().
+ */
+static enum hold_verdict judge_unpolled(struct iw_cm_id *id)
+{
+	if (id->held_polls == id->held_polls_seen &&
+	    !(id->qp && progress_qp_waited(id->qp)))
+		return HOLD_RELEASE;
+	id->held_polls_seen = id->held_polls;
+	return HOLD_KEEP;
+}
+
+/*
+ * iw_progress() in manual mode: every connection polls took goes back;
+ * one that a thread waiting in iw_progress_cq() took stays its own.
+ */
+static enum hold_verdict judge_taken_by_polls(struct iw_cm_id *id)
+{
+	if (id->held_by_waiter)
+		return HOLD_LEAVE;
+	if (!(id->qp && progress_qp_waited(id->qp)))
+		return HOLD_RELEASE;
+	id->held_polls_seen = id->held_polls;
+	return HOLD_KEEP;
+}
+
 /* The loop's timer: see RELEASE_LOOK_US. */
 static void on_release_timer(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	release_idle(arg, false);
+	held_sweep(arg, judge_unpolled);
 }
 
 /* A CQ was armed: its QPs' sockets go back to the loop at once. */
@@ -410,7 +447,7 @@ void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg)
  * Manual mode: runs the loop once, unless another thread is running it:
  * waiting up to @timeout_ms (-1: no bound) for something to happen, and
  * for @fd to become readable when it is not -1; with @take_back, first
- * releasing the connections that polls hold (release_idle()).  Returns
+ * releasing the connections that polls hold (judge_taken_by_polls()).  Returns
  * false when another thread had the loop.
  */
 static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms,
@@ -424,7 +461,7 @@ static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms,
 		return false;
 	dispatching = l;
 	if (take_back)
-		release_idle(l, true);
+		held_sweep(l, judge_taken_by_polls);
 	if (timeout_ms == 0) {
 		event_base_loop(l->base, EVLOOP_NONBLOCK);
 	} else {
