@@ -489,20 +489,23 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 	return (int)n;
 }
 
-/* See CQ_BUSY_PROGRESS. */
-static bool progress_due(struct iw_cq *cq)
+/* Whether poll number @poll, one that found completions, reads the sockets
+ * too: see CQ_BUSY_PROGRESS. */
+static bool progress_due(uint32_t poll)
 {
-	return atomic_fetch_add_explicit(&cq->busy_polls, 1,
-					 memory_order_relaxed) %
-		       CQ_BUSY_PROGRESS ==
-	       CQ_BUSY_PROGRESS - 1;
+	return poll % CQ_BUSY_PROGRESS == CQ_BUSY_PROGRESS - 1;
 }
 
-/* How many polls the CQ has had, empty or not (a count that wraps). */
+/* How many looks the CQ has had (cq->polls: a count that wraps). */
 uint32_t cq_polls(struct iw_cq *cq)
 {
-	return atomic_load_explicit(&cq->empty_polls, memory_order_relaxed) +
-	       atomic_load_explicit(&cq->busy_polls, memory_order_relaxed);
+	return atomic_load_explicit(&cq->polls, memory_order_relaxed);
+}
+
+/* Counts a look at the CQ and returns its number. */
+uint32_t cq_count_poll(struct iw_cq *cq)
+{
+	return atomic_fetch_add_explicit(&cq->polls, 1, memory_order_relaxed);
 }
 
 /* The calling thread's empty polls in a row, of any CQ. */
@@ -516,25 +519,27 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc);
 int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 {
 	unsigned int g;
+	uint32_t poll;
 	int n;
 
 	if (!cq || num_entries < 0 || (num_entries && !wc))
 		return -EINVAL;
 	if (!num_entries)
 		return 0;
+	poll = cq_count_poll(cq);
 	g = grace_enter(&cq->grace);
 	if (atomic_load_explicit(&cq->tx_deferred, memory_order_relaxed))
 		progress_flush(cq); /* work posted since the last poll */
 	n = take(cq, num_entries, wc);
 	if (!n) {
 		/* a second empty poll in a row takes the QPs (progress_hold()) */
-		progress_cq(cq, idle_polls > 0);
+		progress_cq(cq, poll, idle_polls > 0);
 		n = take(cq, num_entries, wc);
 		if (!n && ++idle_polls >= CQ_IDLE_HELP)
 			progress_help(cq);
-	} else if (progress_due(cq)) {
+	} else if (progress_due(poll)) {
 		/* a CQ never empty (send completions) must not starve reads */
-		progress_cq(cq, false);
+		progress_cq(cq, poll, false);
 		if (n < num_entries)
 			n += take(cq, num_entries - n, wc + n);
 	}

@@ -592,30 +592,52 @@ void progress_flush(struct iw_cq *cq)
 }
 
 /* Moves on the CQ's QPs, from the @start-th on. */
-static void progress_qps(struct iw_cq *cq, uint32_t start, bool waiting)
+static void progress_qps(struct cq_qps *qps, uint32_t start, bool waiting)
 {
-	struct cq_qps *qps = atomic_load(&cq->qps);
-
 	for (uint32_t i = 0; i < qps->n; i++)
 		progress_qp(qps->qp[(start + i) % qps->n], waiting);
 }
 
 /*
- * Reads what has arrived for the CQ's QPs, starting with a different QP
- * each time so that none is always last; @waiting when the calling thread
- * keeps finding the CQ empty (see progress_hold()).
- * Called inside the CQ's grace period, which keeps the QPs (and their
- * connections) alive.
+ * The QP a pass over @qps starts at: the next one each time, so that none
+ * is always last.  Racing passes may start at the same one; it does not
+ * matter which.
  */
-void progress_cq(struct iw_cq *cq, bool waiting)
+static uint32_t qp_rotate(struct iw_cq *cq, const struct cq_qps *qps)
+{
+	uint32_t start;
+
+	if (qps->n < 2)
+		return 0;
+	start = atomic_load_explicit(&cq->qp_rotation, memory_order_relaxed);
+	atomic_store_explicit(&cq->qp_rotation, start + 1,
+			      memory_order_relaxed);
+	return start;
+}
+
+/* Manual mode: look number @poll of a CQ runs the loop too. */
+static bool loop_due(uint32_t poll)
+{
+	/* a poll with completions reads the sockets in one in CQ_BUSY_PROGRESS */
+	_Static_assert(MANUAL_LOOP_EVERY % CQ_BUSY_PROGRESS == 0,
+		       "the loop's turn falls on a poll that reads the sockets");
+	return poll % MANUAL_LOOP_EVERY == MANUAL_LOOP_EVERY - 1;
+}
+
+/*
+ * Reads what has arrived for the CQ's QPs, at poll number @poll of the
+ * CQ; @waiting when the calling thread keeps finding the CQ empty (see
+ * progress_hold()).  Called inside the CQ's grace period, which keeps the
+ * QPs (and their connections) alive.
+ */
+void progress_cq(struct iw_cq *cq, uint32_t poll, bool waiting)
 {
 	struct iw_context *ctx = cq->ctx;
-	uint32_t start = atomic_fetch_add_explicit(&cq->empty_polls, 1,
-						   memory_order_relaxed);
+	struct cq_qps *qps = atomic_load(&cq->qps);
 
-	progress_qps(cq, start, waiting);
+	progress_qps(qps, qp_rotate(cq, qps), waiting);
 	/* the CQ's own count: threads polling CQs of their own share nothing */
-	if (ctx->mode == IW_PROGRESS_MANUAL && start % MANUAL_LOOP_EVERY == 0)
+	if (ctx->mode == IW_PROGRESS_MANUAL && loop_due(poll))
 		manual_run(ctx, -1, 0, false);
 }
 
@@ -655,7 +677,7 @@ void progress_help(struct iw_cq *idle)
 		    atomic_load_explicit(&cq->armed, memory_order_relaxed))
 			continue;
 		g = grace_enter(&cq->grace);
-		progress_qps(cq, 0, true);
+		progress_qps(atomic_load(&cq->qps), 0, true);
 		grace_exit(&cq->grace, g);
 	}
 	pthread_mutex_unlock(&ctx->cqs_lock);
@@ -731,12 +753,6 @@ static int left_ms(long long end, int cap)
 	return left <= 0 ? 0 : left < cap ? (int)left : cap;
 }
 
-/* Manual mode: one wakeup in MANUAL_LOOP_EVERY runs the loop too. */
-static bool loop_due(struct iw_cq *cq)
-{
-	return atomic_fetch_add(&cq->empty_polls, 1) % MANUAL_LOOP_EVERY == 0;
-}
-
 int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 {
 	struct pollfd p[CQ_WAIT_FDS + 1];
@@ -751,6 +767,7 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 	end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	atomic_fetch_add(&cq->waiters, 1);
 	for (unsigned int look = 0;; look++) {
+		uint32_t look_n = cq_count_poll(cq);
 		bool busy = false;
 		nfds_t n = cq_watch(cq, p, CQ_WAIT_FDS, &busy), efd_at = n;
 		int ms, r;
@@ -763,7 +780,7 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 		if (!ms)
 			break;
 		/* manual mode: the handshakes, and connections nobody polls */
-		if (manual && (!n || loop_due(cq))) {
+		if (manual && (!n || loop_due(look_n))) {
 			if (manual_run(cq->ctx, -1, n ? 0 : ms, false) && !n)
 				continue;
 		}

@@ -12,10 +12,10 @@
 
 /*
  * A poll that finds completions makes no system call, but for one in
- * CQ_BUSY_PROGRESS: it still reads the sockets, so that what arrives
- * behind a steady stream of send completions (a peer's credits, its Read
- * Requests) does not wait for the CQ to run dry.  iw_poll_cq(3): "one
- * poll in eight".
+ * CQ_BUSY_PROGRESS of the CQ's polls (cq->polls): it still reads the
+ * sockets, so that what arrives behind a steady stream of send
+ * completions (a peer's credits, its Read Requests) does not wait for the
+ * CQ to run dry.  iw_poll_cq(3): "every eighth poll".
  */
 #define CQ_BUSY_PROGRESS 8
 
@@ -46,9 +46,11 @@
 /* ---- manual mode (progress.c) ------------------------------------------ */
 
 /*
- * An empty poll runs the context's loop once in this many (iw_open(3):
- * "one poll in 32"): often enough for listeners, handshakes and timers,
- * rarely enough that the poll stays a poll.
+ * A CQ's polls run the context's loop once in this many, empty or not,
+ * and so do a waiting thread's wakeups (iw_open(3): "one poll of a CQ in
+ * 32"): often enough for listeners, handshakes and timers, rarely enough
+ * that the poll stays a poll.  A multiple of CQ_BUSY_PROGRESS, so that
+ * the turn falls on a poll that reads the sockets even on a busy CQ.
  */
 #define MANUAL_LOOP_EVERY 32
 /* A waiter that finds another thread running the loop looks again after. */
