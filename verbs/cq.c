@@ -508,8 +508,28 @@ uint32_t cq_count_poll(struct iw_cq *cq)
 	return atomic_fetch_add_explicit(&cq->polls, 1, memory_order_relaxed);
 }
 
-/* The calling thread's empty polls in a row, of any CQ. */
-static _Thread_local uint32_t idle_polls;
+/*
+ * An empty poll: moves the CQ's QPs on in the calling thread, and returns
+ * what that completed.  See cq->empty_run.
+ */
+static int poll_empty(struct iw_cq *cq, uint32_t poll, int num_entries,
+		      struct iw_wc *wc)
+{
+	uint32_t run = atomic_load_explicit(&cq->empty_run,
+					    memory_order_relaxed);
+	int n;
+
+	progress_cq(cq, poll, run > 0);
+	n = take(cq, num_entries, wc);
+	if (n)
+		return n;
+	if (run < CQ_IDLE_HELP)
+		atomic_store_explicit(&cq->empty_run, ++run,
+				      memory_order_relaxed);
+	if (run >= CQ_IDLE_HELP)
+		progress_help(cq);
+	return 0;
+}
 
 /*
  * Returns how many completions were copied to @wc (0..@num_entries).  An
@@ -532,11 +552,7 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 		progress_flush(cq); /* work posted since the last poll */
 	n = take(cq, num_entries, wc);
 	if (!n) {
-		/* a second empty poll in a row takes the QPs (progress_hold()) */
-		progress_cq(cq, poll, idle_polls > 0);
-		n = take(cq, num_entries, wc);
-		if (!n && ++idle_polls >= CQ_IDLE_HELP)
-			progress_help(cq);
+		n = poll_empty(cq, poll, num_entries, wc);
 	} else if (progress_due(poll)) {
 		/* a CQ never empty (send completions) must not starve reads */
 		progress_cq(cq, poll, false);
@@ -544,8 +560,9 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 			n += take(cq, num_entries - n, wc + n);
 	}
 	grace_exit(&cq->grace, g);
-	if (n > 0)
-		idle_polls = 0;
+	if (n > 0 &&
+	    atomic_load_explicit(&cq->empty_run, memory_order_relaxed))
+		atomic_store_explicit(&cq->empty_run, 0, memory_order_relaxed);
 	if (n == 0 && atomic_load_explicit(&cq->overrun, memory_order_relaxed))
 		n = -IW_ECQ_OVERRUN;
 	return n;

@@ -20,9 +20,9 @@
 #define CQ_BUSY_PROGRESS 8
 
 /*
- * Empty polls in a row before the polling thread helps other CQs (see
- * progress_help()): 256 are tens of microseconds with nothing for it,
- * far longer than a round trip of a latency test.  iw_open(3).
+ * Empty polls of a CQ in a row before its polling thread helps other CQs
+ * (see progress_help()): 256 are tens of microseconds with nothing for
+ * it, far longer than a round trip of a latency test.  iw_open(3).
  */
 #define CQ_IDLE_HELP 256
 

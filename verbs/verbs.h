@@ -184,6 +184,12 @@ struct iw_cq {
 	 */
 	atomic_uint polls;
 	atomic_uint qp_rotation; /* the QP the next pass starts at */
+	/*
+	 * Empty polls in a row, by whichever thread, up to CQ_IDLE_HELP: the
+	 * second takes the QPs' connections (progress_hold()), the
+	 * CQ_IDLE_HELP-th on help CQs nobody polls (progress_help()).
+	 */
+	atomic_uint empty_run;
 	atomic_bool armed;
 	atomic_bool solicited_only;
 	atomic_bool overrun;
