@@ -522,7 +522,7 @@ int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms)
 	}
 	while (!fd_readable(fd, 0)) {
 		if (!manual_run(ctx, fd, timeout_ms, false))
-			fd_readable(fd, MANUAL_WAIT_SLICE_MS);
+			fd_readable(fd, TAKEN_RETRY_MS);
 	}
 	return 0;
 }
@@ -776,7 +776,7 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 		if (cq_ready(cq) || (look && n != watched))
 			break;
 		watched = n;
-		ms = left_ms(end, busy ? 1 : CQ_WAIT_SLICE_MS);
+		ms = left_ms(end, busy ? TAKEN_RETRY_MS : CQ_WAIT_SLICE_MS);
 		if (!ms)
 			break;
 		/* manual mode: the handshakes, and connections nobody polls */
@@ -813,10 +813,10 @@ int iw_progress(struct iw_context *ctx, int timeout_ms)
 		/* another thread runs the loop: give it a slice, then retry */
 		if (timeout_ms == 0)
 			return 0;
-		poll(NULL, 0, MANUAL_WAIT_SLICE_MS);
+		poll(NULL, 0, TAKEN_RETRY_MS);
 		if (timeout_ms > 0)
-			timeout_ms = timeout_ms > MANUAL_WAIT_SLICE_MS
-					     ? timeout_ms - MANUAL_WAIT_SLICE_MS
+			timeout_ms = timeout_ms > TAKEN_RETRY_MS
+					     ? timeout_ms - TAKEN_RETRY_MS
 					     : 0;
 	}
 	return 0;

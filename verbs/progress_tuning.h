@@ -53,10 +53,16 @@
  * the turn falls on a poll that reads the sockets even on a busy CQ.
  */
 #define MANUAL_LOOP_EVERY 32
-/* A waiter that finds another thread running the loop looks again after. */
-#define MANUAL_WAIT_SLICE_MS 1
 
-/* ---- a thread that waits on a CQ of its own (progress.c) ---------------- */
+/* ---- a thread that waits (progress.c) ----------------------------------- */
+
+/*
+ * A waiting thread that finds what it would run taken by another (the
+ * manual-mode loop, a QP's lock in iw_progress_cq()) looks again after
+ * this long: the holder is at it already, and what it does may be what
+ * the waiter waits for.
+ */
+#define TAKEN_RETRY_MS 1
 
 /*
  * Sockets one wait sleeps on at most (iw_progress_cq(3)); the CQ's other
