@@ -569,8 +569,8 @@ static void progress_qp(struct iw_qp *qp, bool waiting)
 
 /*
  * Sends the work posted to the CQ's QPs while polls held their
- * connections (conn_posted()).  A QP whose lock another thread holds is
- * left to the next poll.
+ * connections (conn_posted()).  A QP whose lock another thread holds (or
+ * that moved while we tried it) is left to the next poll.
  */
 void progress_flush(struct iw_cq *cq)
 {
@@ -579,13 +579,13 @@ void progress_flush(struct iw_cq *cq)
 	atomic_store(&cq->tx_deferred, false);
 	for (uint32_t i = 0; i < qps->n; i++) {
 		struct iw_qp *qp = qps->qp[i];
-		pthread_mutex_t *l = atomic_load(&qp->lock);
+		pthread_mutex_t *l = qp_trylock(qp);
 
-		if (pthread_mutex_trylock(l)) {
+		if (!l) {
 			atomic_store(&cq->tx_deferred, true);
 			continue;
 		}
-		if (l == atomic_load(&qp->lock) && qp->id)
+		if (qp->id)
 			conn_flush(qp->id);
 		pthread_mutex_unlock(l);
 	}
