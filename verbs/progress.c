@@ -170,9 +170,10 @@ struct progress_loop *progress_conn_loop(struct iw_context *ctx)
  * progress_hold() is where a poll takes hold, hold() what taking it
  * does; release() gives a held connection back to the loop, which the
  * release timer does for those nobody polls any more (held_sweep() with
- * judge_unpolled(), every RELEASE_LOOK_US); unhold() drops the hold without watching again, for
- * a connection that closes (progress_unhold()).  The transport sees the
- * same thing as tp_set_polled().
+ * judge_unpolled(), every RELEASE_LOOK_US); unhold() drops the hold
+ * without watching again, for a connection that closes
+ * (progress_unhold()).  The transport sees the same thing as
+ * tp_set_polled().
  */
 
 static void held_unlink(struct progress_loop *l, struct iw_cm_id *id)
