@@ -489,8 +489,10 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 	return (int)n;
 }
 
-/* Whether poll number @poll, one that found completions, reads the sockets
- * too: see CQ_BUSY_PROGRESS. */
+/*
+ * Whether poll number @poll, one that found completions, reads the
+ * sockets too: see CQ_BUSY_PROGRESS.
+ */
 static bool progress_due(uint32_t poll)
 {
 	return poll % CQ_BUSY_PROGRESS == CQ_BUSY_PROGRESS - 1;

@@ -211,11 +211,11 @@ static bool qp_armed(const struct iw_qp *qp)
 static void hold(struct progress_loop *l, struct iw_cm_id *id);
 
 /*
- * A thread that found its CQ empty, and had found it empty at its poll
- * before, has just moved the connection on (with its lock held).  Where a
- * library thread watches the socket too, it would wake for every message
- * only to find it taken, and on a small machine take the CPU from the
- * very thread that polls.  In manual mode other threads' polls run the
+ * A poll that found its CQ empty, as the CQ's poll before it had
+ * (cq->empty_run), has just moved the connection on (with its lock
+ * held).  Where a library thread watches the socket too, it would wake
+ * for every message only to find it taken, and on a small machine take
+ * the CPU from the very thread that polls.  In manual mode other threads' polls run the
  * loop in passing: they would send this stream whenever its socket made
  * room, and wait for the lock its own poller holds.  So the loop stops
  * watching until such polls stop, until the application arms a CQ to
@@ -448,8 +448,8 @@ void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg)
  * Manual mode: runs the loop once, unless another thread is running it:
  * waiting up to @timeout_ms (-1: no bound) for something to happen, and
  * for @fd to become readable when it is not -1; with @take_back, first
- * releasing the connections that polls hold (judge_taken_by_polls()).  Returns
- * false when another thread had the loop.
+ * releasing the connections that polls hold (judge_taken_by_polls()).
+ * Returns false when another thread had the loop.
  */
 static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms,
 		       bool take_back)
@@ -627,7 +627,7 @@ static bool loop_due(uint32_t poll)
 
 /*
  * Reads what has arrived for the CQ's QPs, at poll number @poll of the
- * CQ; @waiting when the calling thread keeps finding the CQ empty (see
+ * CQ; @waiting when its polls keep finding it empty (see
  * progress_hold()).  Called inside the CQ's grace period, which keeps the
  * QPs (and their connections) alive.
  */
