@@ -852,6 +852,41 @@ START_TEST(thread_mode_one_empty_poll_leaves_the_connection_to_the_loop)
 END_TEST
 
 /*
+ * Empty polls in a row are counted per CQ: an empty poll of another CQ
+ * just before does not make this CQ's first empty poll its second, which
+ * would take the connection from the loop (the two posts after it would
+ * then leave in one write).  A thread that polls a control CQ between
+ * polls of its data CQ, as perftest's do, keeps each CQ's count apart.
+ */
+START_TEST(thread_mode_an_empty_poll_of_another_cq_counts_for_that_cq)
+{
+	struct e2e e;
+	struct iw_wc wc;
+	struct iw_cq *other;
+	int writes;
+
+	burst_connect(&e, 3);
+	other = iw_create_cq(e.c.ctx, 4, NULL);
+	ck_assert_ptr_nonnull(other);
+	/* nobody polls now: the loop's timer takes the connection back */
+	usleep(200 * 1000);
+	burst_post(&e, 0, 1);
+	e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(iw_poll_cq(other, 1, &wc), 0);
+	ck_assert_int_eq(iw_poll_cq(e.c.cq, 1, &wc), 0);
+	count_sendmsgs(true);
+	burst_post(&e, 1, 2);
+	writes = atomic_load(&sendmsgs);
+	count_sendmsgs(false);
+	require(writes == 2, "two posts after the CQ's first empty poll "
+		"wrote %d times", writes);
+	burst_received(&e, 3);
+	ck_assert_int_eq(iw_destroy_cq(other), 0);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/*
  * The application posts 96 MiB in one call (one pass of the post's
  * writes takes at most 64) while its polls own the connection, and stops
  * calling: once the loop's timer has taken the connection back, the loop
@@ -1520,6 +1555,7 @@ static Suite *progress_suite(void)
 	tcase_add_test(tc, thread_mode_sends_a_burst_when_a_cq_is_armed);
 	tcase_add_test(tc, thread_mode_loops_sleep_once_data_stops);
 	tcase_add_test(tc, thread_mode_one_empty_poll_leaves_the_connection_to_the_loop);
+	tcase_add_test(tc, thread_mode_an_empty_poll_of_another_cq_counts_for_that_cq);
 	tcase_add_test(tc, thread_mode_sends_the_rest_when_polls_stop);
 	tcase_add_test(tc, manual_mode_the_loop_leaves_a_polled_connection_alone);
 	tcase_add_test(tc, disconnect_sends_a_burst_first);

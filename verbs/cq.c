@@ -491,24 +491,21 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 	return (int)n;
 }
 
-/* See CQ_BUSY_PROGRESS. */
-static bool progress_due(struct iw_cq *cq)
+/*
+ * Whether poll number @poll, one that found completions, reads the
+ * sockets too: see CQ_BUSY_PROGRESS.
+ */
+static bool progress_due(uint32_t poll)
 {
-	return atomic_fetch_add_explicit(&cq->busy_polls, 1,
-					 memory_order_relaxed) %
-		       CQ_BUSY_PROGRESS ==
-	       CQ_BUSY_PROGRESS - 1;
+	return poll % CQ_BUSY_PROGRESS == CQ_BUSY_PROGRESS - 1;
 }
 
-/* How many polls the CQ has had, empty or not (a count that wraps). */
+/* How many looks the CQ has had (cq->polls: a count that wraps). */
 uint32_t cq_polls(struct iw_cq *cq)
 {
-	return atomic_load_explicit(&cq->empty_polls, memory_order_relaxed) +
-	       atomic_load_explicit(&cq->busy_polls, memory_order_relaxed);
+	return atomic_load_explicit(&cq->polls, memory_order_relaxed);
 }
 
-/* The calling thread's empty polls in a row, of any CQ. */
-static _Thread_local uint32_t idle_polls;
 /* When the calling thread's last empty poll returned (CLOCK_MONOTONIC). */
 static _Thread_local long long idle_since_ns;
 
@@ -537,6 +534,35 @@ static void idle_pass(bool yield)
 	idle_since_ns = now;
 }
 
+/* Counts a look at the CQ and returns its number. */
+uint32_t cq_count_poll(struct iw_cq *cq)
+{
+	return atomic_fetch_add_explicit(&cq->polls, 1, memory_order_relaxed);
+}
+
+/*
+ * An empty poll: moves the CQ's QPs on in the calling thread, and returns
+ * what that completed.  See cq->empty_run.
+ */
+static int poll_empty(struct iw_cq *cq, uint32_t poll, int num_entries,
+		      struct iw_wc *wc)
+{
+	uint32_t run = atomic_load_explicit(&cq->empty_run,
+					    memory_order_relaxed);
+	int n;
+
+	progress_cq(cq, poll, run > 0);
+	n = take(cq, num_entries, wc);
+	if (n)
+		return n;
+	if (run < CQ_IDLE_HELP)
+		atomic_store_explicit(&cq->empty_run, ++run,
+				      memory_order_relaxed);
+	if (run >= CQ_IDLE_HELP)
+		progress_help(cq);
+	return 0;
+}
+
 /*
  * Returns how many completions were copied to @wc (0..@num_entries).  An
  * empty CQ first gets its QPs' streams moved on in the calling thread.
@@ -546,36 +572,39 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 {
 	bool yield = false;
 	unsigned int g;
+	uint32_t poll;
 	int n;
 
 	if (!cq || num_entries < 0 || (num_entries && !wc))
 		return -EINVAL;
 	if (!num_entries)
 		return 0;
+	poll = cq_count_poll(cq);
 	g = grace_enter(&cq->grace);
 	if (atomic_load_explicit(&cq->tx_deferred, memory_order_relaxed))
 		progress_flush(cq); /* work posted since the last poll */
 	n = take(cq, num_entries, wc);
 	if (!n) {
-		/* a second empty poll in a row takes the QPs (progress_hold()) */
-		progress_cq(cq, idle_polls > 0);
-		n = take(cq, num_entries, wc);
-		if (!n && ++idle_polls >= CQ_IDLE_HELP)
-			progress_help(cq);
+		n = poll_empty(cq, poll, num_entries, wc);
 		/* a CQ with no QP waits for no peer (CQ_YIELD_AFTER) */
-		yield = !n && idle_polls >= CQ_YIELD_AFTER &&
+		yield = !n &&
+			atomic_load_explicit(&cq->empty_run, memory_order_relaxed) >=
+				CQ_YIELD_AFTER &&
 			atomic_load_explicit(&cq->qps, memory_order_relaxed)->n;
-	} else if (progress_due(cq)) {
+	} else if (progress_due(poll)) {
 		/* a CQ never empty (send completions) must not starve reads */
-		progress_cq(cq, false);
+		progress_cq(cq, poll, false);
 		if (n < num_entries)
 			n += take(cq, num_entries - n, wc + n);
 	}
 	grace_exit(&cq->grace, g);
-	if (n > 0)
-		idle_polls = 0;
-	else
+	if (n > 0) {
+		if (atomic_load_explicit(&cq->empty_run, memory_order_relaxed))
+			atomic_store_explicit(&cq->empty_run, 0,
+					      memory_order_relaxed);
+	} else {
 		idle_pass(yield);
+	}
 	if (n == 0 && atomic_load_explicit(&cq->overrun, memory_order_relaxed))
 		n = -IW_ECQ_OVERRUN;
 	return n;

@@ -169,10 +169,11 @@ struct progress_loop *progress_conn_loop(struct iw_context *ctx)
  * the loop does not watch it (id->held, the loop's held_list).
  * progress_hold() is where a poll takes hold, hold() what taking it
  * does; release() gives a held connection back to the loop, which the
- * release timer does for idle ones (release_idle(), every
- * RELEASE_LOOK_US); unhold() drops the hold without watching again, for
- * a connection that closes (progress_unhold()).  The transport sees the
- * same thing as tp_set_polled().
+ * release timer does for those nobody polls any more (held_sweep() with
+ * judge_unpolled(), every RELEASE_LOOK_US); unhold() drops the hold
+ * without watching again, for a connection that closes
+ * (progress_unhold()).  The transport sees the same thing as
+ * tp_set_polled().
  */
 
 static void held_unlink(struct progress_loop *l, struct iw_cm_id *id)
@@ -210,11 +211,11 @@ static bool qp_armed(const struct iw_qp *qp)
 static void hold(struct progress_loop *l, struct iw_cm_id *id);
 
 /*
- * A thread that found its CQ empty, and had found it empty at its poll
- * before, has just moved the connection on (with its lock held).  Where a
- * library thread watches the socket too, it would wake for every message
- * only to find it taken, and on a small machine take the CPU from the
- * very thread that polls.  In manual mode other threads' polls run the
+ * A poll that found its CQ empty, as the CQ's poll before it had
+ * (cq->empty_run), has just moved the connection on (with its lock
+ * held).  Where a library thread watches the socket too, it would wake
+ * for every message only to find it taken, and on a small machine take
+ * the CPU from the very thread that polls.  In manual mode other threads' polls run the
  * loop in passing: they would send this stream whenever its socket made
  * room, and wait for the lock its own poller holds.  So the loop stops
  * watching until such polls stop, until the application arms a CQ to
@@ -273,36 +274,46 @@ void progress_unhold(struct iw_cm_id *id)
 }
 
 /*
- * Gives the loop back the connections nobody has polled since the last
- * look (the timer's), or with @all every one that polls took.  One whose
- * lock is taken is being polled now; one that a thread waiting in
- * iw_progress_cq() took is left to the timer's looks, and kept while it
- * sleeps on it.  Work posted after the last poll leaves now, at the
- * latest.  In the loop.
+ * Work posted while polls held @id leaves now, at the latest: sent from a
+ * callback of its own, not under held_lock.  With @id's lock.
  */
-static void release_idle(struct progress_loop *l, bool all)
+static void send_deferred(struct iw_cm_id *id)
+{
+	if (!id->tx_deferred)
+		return;
+	id->tx_deferred = false;
+	tp_poll_soon(&id->tp);
+}
+
+/* What a look at a held connection decides. */
+enum hold_verdict {
+	HOLD_KEEP,	/* still held; its deferred work leaves */
+	HOLD_RELEASE,	/* back to the loop; its deferred work leaves */
+	HOLD_LEAVE,	/* not this look's to touch at all */
+};
+
+/*
+ * Looks at each held connection whose lock is free (one whose lock is
+ * taken is being polled now) and does what @judge says; the release timer
+ * stops once none is held.  In the loop.
+ */
+static void held_sweep(struct progress_loop *l,
+		       enum hold_verdict (*judge)(struct iw_cm_id *id))
 {
 	struct iw_cm_id *id, *next;
 
 	pthread_mutex_lock(&l->held_lock);
 	for (id = l->held_list; id; id = next) {
+		enum hold_verdict v;
+
 		next = id->held_next;
 		if (pthread_mutex_trylock(&id->lock))
 			continue;
-		if (all && id->held_by_waiter) {
-			pthread_mutex_unlock(&id->lock);
-			continue;
-		}
-		if ((all || id->held_polls == id->held_polls_seen) &&
-		    !(id->qp && progress_qp_waited(id->qp)))
+		v = judge(id);
+		if (v == HOLD_RELEASE)
 			release(id);
-		else
-			id->held_polls_seen = id->held_polls;
-		if (id->tx_deferred) {
-			/* sent from a callback of its own, not under held_lock */
-			id->tx_deferred = false;
-			tp_poll_soon(&id->tp);
-		}
+		if (v != HOLD_LEAVE)
+			send_deferred(id);
 		pthread_mutex_unlock(&id->lock);
 	}
 	if (!l->held_list && l->release_armed) {
@@ -312,12 +323,39 @@ static void release_idle(struct progress_loop *l, bool all)
 	pthread_mutex_unlock(&l->held_lock);
 }
 
+/*
+ * The timer's look: a connection nobody has polled since the previous
+ * look goes back, unless a thread sleeps on it in iw_progress_cq().
+ */
+static enum hold_verdict judge_unpolled(struct iw_cm_id *id)
+{
+	if (id->held_polls == id->held_polls_seen &&
+	    !(id->qp && progress_qp_waited(id->qp)))
+		return HOLD_RELEASE;
+	id->held_polls_seen = id->held_polls;
+	return HOLD_KEEP;
+}
+
+/*
+ * iw_progress() in manual mode: every connection polls took goes back;
+ * one that a thread waiting in iw_progress_cq() took stays its own.
+ */
+static enum hold_verdict judge_taken_by_polls(struct iw_cm_id *id)
+{
+	if (id->held_by_waiter)
+		return HOLD_LEAVE;
+	if (!(id->qp && progress_qp_waited(id->qp)))
+		return HOLD_RELEASE;
+	id->held_polls_seen = id->held_polls;
+	return HOLD_KEEP;
+}
+
 /* The loop's timer: see RELEASE_LOOK_US. */
 static void on_release_timer(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	release_idle(arg, false);
+	held_sweep(arg, judge_unpolled);
 }
 
 /* A CQ was armed: its QPs' sockets go back to the loop at once. */
@@ -410,8 +448,8 @@ void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg)
  * Manual mode: runs the loop once, unless another thread is running it:
  * waiting up to @timeout_ms (-1: no bound) for something to happen, and
  * for @fd to become readable when it is not -1; with @take_back, first
- * releasing the connections that polls hold (release_idle()).  Returns
- * false when another thread had the loop.
+ * releasing the connections that polls hold (judge_taken_by_polls()).
+ * Returns false when another thread had the loop.
  */
 static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms,
 		       bool take_back)
@@ -424,7 +462,7 @@ static bool manual_run(struct iw_context *ctx, int fd, int timeout_ms,
 		return false;
 	dispatching = l;
 	if (take_back)
-		release_idle(l, true);
+		held_sweep(l, judge_taken_by_polls);
 	if (timeout_ms == 0) {
 		event_base_loop(l->base, EVLOOP_NONBLOCK);
 	} else {
@@ -485,7 +523,7 @@ int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms)
 	}
 	while (!fd_readable(fd, 0)) {
 		if (!manual_run(ctx, fd, timeout_ms, false))
-			fd_readable(fd, MANUAL_WAIT_SLICE_MS);
+			fd_readable(fd, TAKEN_RETRY_MS);
 	}
 	return 0;
 }
@@ -532,8 +570,8 @@ static void progress_qp(struct iw_qp *qp, bool waiting)
 
 /*
  * Sends the work posted to the CQ's QPs while polls held their
- * connections (conn_posted()).  A QP whose lock another thread holds is
- * left to the next poll.
+ * connections (conn_posted()).  A QP whose lock another thread holds (or
+ * that moved while we tried it) is left to the next poll.
  */
 void progress_flush(struct iw_cq *cq)
 {
@@ -542,43 +580,65 @@ void progress_flush(struct iw_cq *cq)
 	atomic_store(&cq->tx_deferred, false);
 	for (uint32_t i = 0; i < qps->n; i++) {
 		struct iw_qp *qp = qps->qp[i];
-		pthread_mutex_t *l = atomic_load(&qp->lock);
+		pthread_mutex_t *l = qp_trylock(qp);
 
-		if (pthread_mutex_trylock(l)) {
+		if (!l) {
 			atomic_store(&cq->tx_deferred, true);
 			continue;
 		}
-		if (l == atomic_load(&qp->lock) && qp->id)
+		if (qp->id)
 			conn_flush(qp->id);
 		pthread_mutex_unlock(l);
 	}
 }
 
 /* Moves on the CQ's QPs, from the @start-th on. */
-static void progress_qps(struct iw_cq *cq, uint32_t start, bool waiting)
+static void progress_qps(struct cq_qps *qps, uint32_t start, bool waiting)
 {
-	struct cq_qps *qps = atomic_load(&cq->qps);
-
 	for (uint32_t i = 0; i < qps->n; i++)
 		progress_qp(qps->qp[(start + i) % qps->n], waiting);
 }
 
 /*
- * Reads what has arrived for the CQ's QPs, starting with a different QP
- * each time so that none is always last; @waiting when the calling thread
- * keeps finding the CQ empty (see progress_hold()).
- * Called inside the CQ's grace period, which keeps the QPs (and their
- * connections) alive.
+ * The QP a pass over @qps starts at: the next one each time, so that none
+ * is always last.  Racing passes may start at the same one; it does not
+ * matter which.
  */
-void progress_cq(struct iw_cq *cq, bool waiting)
+static uint32_t qp_rotate(struct iw_cq *cq, const struct cq_qps *qps)
+{
+	uint32_t start;
+
+	if (qps->n < 2)
+		return 0;
+	start = atomic_load_explicit(&cq->qp_rotation, memory_order_relaxed);
+	atomic_store_explicit(&cq->qp_rotation, start + 1,
+			      memory_order_relaxed);
+	return start;
+}
+
+/* Manual mode: look number @poll of a CQ runs the loop too. */
+static bool loop_due(uint32_t poll)
+{
+	/* a poll with completions reads the sockets in one in CQ_BUSY_PROGRESS */
+	_Static_assert(MANUAL_LOOP_EVERY % CQ_BUSY_PROGRESS == 0,
+		       "the loop's turn falls on a poll that reads the sockets");
+	return poll % MANUAL_LOOP_EVERY == MANUAL_LOOP_EVERY - 1;
+}
+
+/*
+ * Reads what has arrived for the CQ's QPs, at poll number @poll of the
+ * CQ; @waiting when its polls keep finding it empty (see
+ * progress_hold()).  Called inside the CQ's grace period, which keeps the
+ * QPs (and their connections) alive.
+ */
+void progress_cq(struct iw_cq *cq, uint32_t poll, bool waiting)
 {
 	struct iw_context *ctx = cq->ctx;
-	uint32_t start = atomic_fetch_add_explicit(&cq->empty_polls, 1,
-						   memory_order_relaxed);
+	struct cq_qps *qps = atomic_load(&cq->qps);
 
-	progress_qps(cq, start, waiting);
+	progress_qps(qps, qp_rotate(cq, qps), waiting);
 	/* the CQ's own count: threads polling CQs of their own share nothing */
-	if (ctx->mode == IW_PROGRESS_MANUAL && start % MANUAL_LOOP_EVERY == 0)
+	if (ctx->mode == IW_PROGRESS_MANUAL && loop_due(poll))
 		manual_run(ctx, -1, 0, false);
 }
 
@@ -618,7 +678,7 @@ void progress_help(struct iw_cq *idle)
 		    atomic_load_explicit(&cq->armed, memory_order_relaxed))
 			continue;
 		g = grace_enter(&cq->grace);
-		progress_qps(cq, 0, true);
+		progress_qps(atomic_load(&cq->qps), 0, true);
 		grace_exit(&cq->grace, g);
 	}
 	pthread_mutex_unlock(&ctx->cqs_lock);
@@ -694,12 +754,6 @@ static int left_ms(long long end, int cap)
 	return left <= 0 ? 0 : left < cap ? (int)left : cap;
 }
 
-/* Manual mode: one wakeup in MANUAL_LOOP_EVERY runs the loop too. */
-static bool loop_due(struct iw_cq *cq)
-{
-	return atomic_fetch_add(&cq->empty_polls, 1) % MANUAL_LOOP_EVERY == 0;
-}
-
 int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 {
 	struct pollfd p[CQ_WAIT_FDS + 1];
@@ -714,6 +768,7 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 	end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	atomic_fetch_add(&cq->waiters, 1);
 	for (unsigned int look = 0;; look++) {
+		uint32_t look_n = cq_count_poll(cq);
 		bool busy = false;
 		nfds_t n = cq_watch(cq, p, CQ_WAIT_FDS, &busy), efd_at = n;
 		int ms, r;
@@ -722,11 +777,11 @@ int iw_progress_cq(struct iw_cq *cq, int timeout_ms)
 		if (cq_ready(cq) || (look && n != watched))
 			break;
 		watched = n;
-		ms = left_ms(end, busy ? 1 : CQ_WAIT_SLICE_MS);
+		ms = left_ms(end, busy ? TAKEN_RETRY_MS : CQ_WAIT_SLICE_MS);
 		if (!ms)
 			break;
 		/* manual mode: the handshakes, and connections nobody polls */
-		if (manual && (!n || loop_due(cq))) {
+		if (manual && (!n || loop_due(look_n))) {
 			if (manual_run(cq->ctx, -1, n ? 0 : ms, false) && !n)
 				continue;
 		}
@@ -759,10 +814,10 @@ int iw_progress(struct iw_context *ctx, int timeout_ms)
 		/* another thread runs the loop: give it a slice, then retry */
 		if (timeout_ms == 0)
 			return 0;
-		poll(NULL, 0, MANUAL_WAIT_SLICE_MS);
+		poll(NULL, 0, TAKEN_RETRY_MS);
 		if (timeout_ms > 0)
-			timeout_ms = timeout_ms > MANUAL_WAIT_SLICE_MS
-					     ? timeout_ms - MANUAL_WAIT_SLICE_MS
+			timeout_ms = timeout_ms > TAKEN_RETRY_MS
+					     ? timeout_ms - TAKEN_RETRY_MS
 					     : 0;
 	}
 	return 0;

@@ -12,17 +12,17 @@
 
 /*
  * A poll that finds completions makes no system call, but for one in
- * CQ_BUSY_PROGRESS: it still reads the sockets, so that what arrives
- * behind a steady stream of send completions (a peer's credits, its Read
- * Requests) does not wait for the CQ to run dry.  iw_poll_cq(3): "one
- * poll in eight".
+ * CQ_BUSY_PROGRESS of the CQ's polls (cq->polls): it still reads the
+ * sockets, so that what arrives behind a steady stream of send
+ * completions (a peer's credits, its Read Requests) does not wait for the
+ * CQ to run dry.  iw_poll_cq(3): "every eighth poll".
  */
 #define CQ_BUSY_PROGRESS 8
 
 /*
- * Empty polls in a row before the polling thread helps other CQs (see
- * progress_help()): 256 are tens of microseconds with nothing for it,
- * far longer than a round trip of a latency test.  iw_open(3).
+ * Empty polls of a CQ in a row before its polling thread helps other CQs
+ * (see progress_help()): 256 are tens of microseconds with nothing for
+ * it, far longer than a round trip of a latency test.  iw_open(3).
  */
 #define CQ_IDLE_HELP 256
 
@@ -71,15 +71,23 @@
 /* ---- manual mode (progress.c) ------------------------------------------ */
 
 /*
- * An empty poll runs the context's loop once in this many (iw_open(3):
- * "one poll in 32"): often enough for listeners, handshakes and timers,
- * rarely enough that the poll stays a poll.
+ * A CQ's polls run the context's loop once in this many, empty or not,
+ * and so do a waiting thread's wakeups (iw_open(3): "one poll of a CQ in
+ * 32"): often enough for listeners, handshakes and timers, rarely enough
+ * that the poll stays a poll.  A multiple of CQ_BUSY_PROGRESS, so that
+ * the turn falls on a poll that reads the sockets even on a busy CQ.
  */
 #define MANUAL_LOOP_EVERY 32
-/* A waiter that finds another thread running the loop looks again after. */
-#define MANUAL_WAIT_SLICE_MS 1
 
-/* ---- a thread that waits on a CQ of its own (progress.c) ---------------- */
+/* ---- a thread that waits (progress.c) ----------------------------------- */
+
+/*
+ * A waiting thread that finds what it would run taken by another (the
+ * manual-mode loop, a QP's lock in iw_progress_cq()) looks again after
+ * this long: the holder is at it already, and what it does may be what
+ * the waiter waits for.
+ */
+#define TAKEN_RETRY_MS 1
 
 /*
  * Sockets one wait sleeps on at most (iw_progress_cq(3)); the CQ's other

@@ -177,13 +177,19 @@ struct iw_cq {
 	_Alignas(64) struct grace grace; /* pollers against QPs going away */
 	_Atomic(struct cq_qps *) qps;
 	/*
-	 * Empty polls (and wakeups of a thread waiting on the CQ), one count
-	 * read three ways: the QP the next one starts at, the one in
-	 * MANUAL_LOOP_EVERY that runs the loop in manual mode, and with
-	 * busy_polls the CQ's polls (cq_polls()).
+	 * The application's looks at the CQ: iw_poll_cq() calls, empty or
+	 * not, and wakeups of a thread waiting in iw_progress_cq().  Whether
+	 * anyone polls the CQ (cq_polls()), and what runs once in so many
+	 * looks (CQ_BUSY_PROGRESS, MANUAL_LOOP_EVERY), are read from it.
 	 */
-	atomic_uint empty_polls;
-	atomic_uint busy_polls; /* polls that found completions */
+	atomic_uint polls;
+	atomic_uint qp_rotation; /* the QP the next pass starts at */
+	/*
+	 * Empty polls in a row, by whichever thread, up to CQ_IDLE_HELP: the
+	 * second takes the QPs' connections (progress_hold()), the
+	 * CQ_IDLE_HELP-th on help CQs nobody polls (progress_help()).
+	 */
+	atomic_uint empty_run;
 	atomic_bool armed;
 	atomic_bool solicited_only;
 	atomic_bool overrun;
@@ -383,6 +389,7 @@ int cq_add_qp(struct iw_cq *cq, struct iw_qp *qp);
 void cq_remove_qp(struct iw_cq *cq, struct iw_qp *qp);
 void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp);
 uint32_t cq_polls(struct iw_cq *cq);
+uint32_t cq_count_poll(struct iw_cq *cq);
 bool cq_ready(struct iw_cq *cq);
 
 /* progress.c */
@@ -393,7 +400,7 @@ void progress_hold(struct iw_cm_id *id);
 void progress_unhold(struct iw_cm_id *id);
 void progress_cq_armed(struct iw_cq *cq);
 void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg);
-void progress_cq(struct iw_cq *cq, bool waiting);
+void progress_cq(struct iw_cq *cq, uint32_t poll, bool waiting);
 void progress_flush(struct iw_cq *cq);
 void progress_help(struct iw_cq *idle);
 int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms);
