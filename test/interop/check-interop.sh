@@ -370,23 +370,24 @@ EOF
 	wait "$pid"
 }
 
-# ---- perftest (-R, rdma_cm) against iwarp-perf --perftest -----------------
+# ---- perftest (-R, rdma_cm): its items and how a run is judged -------------
 
-# Each line of a perftest list: NAME, what iwarp-perf adds to --perftest,
-# and what perftest runs (both get the same test, size and count).
+# Each line of a perftest list: NAME, the environment of the host's
+# perftest under iwarp-run (empty: none), and the perftest both sides run
+# (the same test, size and count).
 perftest_items() {
 	cat <<'EOF'
-write-bw-64k|-t write -m bw -s 65536 -n 500|ib_write_bw -s 65536 -n 500
-write-bw-1m|-t write -m bw -s 1048576 -n 100|ib_write_bw -s 1048576 -n 100
-read-bw-64k|-t read -m bw -s 65536 -n 500|ib_read_bw -s 65536 -n 500
-read-bw-1m|-t read -m bw -s 1048576 -n 100|ib_read_bw -s 1048576 -n 100
-send-bw-16|-t send -m bw -s 16 -n 1000|ib_send_bw -s 16 -n 1000
-send-bw-1k|-t send -m bw -s 1024 -n 1000|ib_send_bw -s 1024 -n 1000
-send-bw-64k|-t send -m bw -s 65536 -n 500|ib_send_bw -s 65536 -n 500
-send-bw-1m|-t send -m bw -s 1048576 -n 100|ib_send_bw -s 1048576 -n 100
-write-lat|-t write -m lat -s 64 -n 1000|ib_write_lat -s 64 -n 1000
-read-lat|-t read -m lat -s 64 -n 1000|ib_read_lat -s 64 -n 1000
-send-lat|-t send -m lat -s 64 -n 1000|ib_send_lat -s 64 -n 1000
+write-bw-64k||ib_write_bw -s 65536 -n 500
+write-bw-1m||ib_write_bw -s 1048576 -n 100
+read-bw-64k||ib_read_bw -s 65536 -n 500
+read-bw-1m||ib_read_bw -s 1048576 -n 100
+send-bw-16||ib_send_bw -s 16 -n 1000
+send-bw-1k||ib_send_bw -s 1024 -n 1000
+send-bw-64k||ib_send_bw -s 65536 -n 500
+send-bw-1m||ib_send_bw -s 1048576 -n 100
+write-lat||ib_write_lat -s 64 -n 1000
+read-lat||ib_read_lat -s 64 -n 1000
+send-lat||ib_send_lat -s 64 -n 1000
 EOF
 }
 
@@ -395,18 +396,17 @@ EOF
 # its application accepted with (its own Reads fail: see siw-server/rev1)
 perftest_rev1_items() {
 	cat <<'EOF'
-rev1-send-bw|-t send -m bw -s 65536 -n 200 --mpa-rev 1|ib_send_bw -s 65536 -n 200
-rev1-write-bw|-t write -m bw -s 65536 -n 200 --mpa-rev 1|ib_write_bw -s 65536 -n 200
-rev1-read-bw|-t read -m bw -s 65536 -n 200 --mpa-rev 1|ib_read_bw -s 65536 -n 200
+rev1-send-bw|IWARP_MPA_REV=1|ib_send_bw -s 65536 -n 200
+rev1-write-bw|IWARP_MPA_REV=1|ib_write_bw -s 65536 -n 200
+rev1-read-bw|IWARP_MPA_REV=1|ib_read_bw -s 65536 -n 200
 EOF
 }
 
-# perftest_cell SCENARIO DIR I NAME OURS_RC [OURS]: item I's cell, once the
+# perftest_cell SCENARIO DIR I NAME OURS_RC: item I's cell, once the
 # guest has said how perftest ended: both ended well, and the side that
 # measures (a passive server does not) has a row with a nonzero figure.
-# OURS names the host's program in a failure (iwarp-perf by default).
 perftest_cell() {
-	local dir=$2 name=$4 rc=$5 ours=${6:-iwarp-perf} prc
+	local dir=$2 name=$4 rc=$5 prc
 	prc=$(read_rc "$dir/rc.$3" 150)
 	# (grep reads both itself: under pipefail, a cat cut short by
 	# grep -q would fail the test)
@@ -427,85 +427,8 @@ perftest_cell() {
 		printf 'note: %s/%s: no rate, a perftest clock uncalibrated\n' "$1" "$name"
 		cell "$1/$name" ok
 	else
-		cell "$1/$name" fail "$ours $rc, perftest ${prc:-?}: $(tail -n 4 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
+		cell "$1/$name" fail "perftest over libiwarp $rc, siw's perftest ${prc:-?}: $(tail -n 4 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
 	fi
-}
-
-# siw's perftest serves, iwarp-perf --perftest connects
-scenario_perftest_server() {
-	local dir=$work/perftest-server hp i name ours theirs
-	mkdir -p "$dir"
-	hp=$(free_port)
-	{ perftest_items; perftest_rev1_items; } >"$dir/items"
-	cat >"$dir/guest.sh" <<'GUEST'
-# perftest's server for each item; ready.I once it listens on 18515
-# (0x4853), rc.I when it has ended
-i=0
-while IFS='|' read -r name ours theirs; do
-	i=$((i + 1))
-	timeout -k 5 120 $theirs -R -d siw0 -F -p 18515 </dev/null \
-		>"perftest-$name.log" 2>&1 &
-	for n in $(seq 100); do
-		grep -q ':4853 00000000:0000 0A' /proc/net/tcp && break
-		sleep 0.1
-	done
-	touch "ready.$i"
-	wait $!
-	echo $? >"rc.$i"
-done <items
-dmesg >dmesg.log
-GUEST
-	guest_start "$dir" -f "$hp:18515"
-	i=0
-	while IFS='|' read -r name ours theirs; do
-		i=$((i + 1))
-		if ! wait_file "$dir/ready.$i" 180; then
-			cell "perftest-server/$name" fail "perftest did not listen"
-			continue
-		fi
-		# shellcheck disable=SC2086 # ours is a list of options
-		run "$dir/$name.log" 120 "$tools/iwarp-perf" --perftest $ours \
-			-p "$hp" 127.0.0.1 </dev/null
-		perftest_cell perftest-server "$dir" "$i" "$name" $?
-	done <"$dir/items"
-	wait "$guest_pid" || say "guest of perftest-server: $(cat "$dir/boot.log")"
-}
-
-# siw's perftest connects, iwarp-perf --perftest serves
-scenario_perftest_client() {
-	local dir=$work/perftest-client hp i name ours theirs pid
-	mkdir -p "$dir"
-	hp=$(free_port)
-	perftest_items >"$dir/items"
-	cat >"$dir/guest.sh" <<GUEST
-# perftest's client for each item once go.I says we listen; rc.I after
-i=0
-while IFS='|' read -r name ours theirs; do
-	i=\$((i + 1))
-	for n in \$(seq 1800); do [ -f "go.\$i" ] && break; sleep 0.1; done
-	timeout -k 5 120 \$theirs -R -d siw0 -F -p $hp 10.0.2.100 </dev/null \
-		>"perftest-\$name.log" 2>&1
-	echo \$? >"rc.\$i"
-done <items
-dmesg >dmesg.log
-GUEST
-	guest_start "$dir" -g "$hp:$hp"
-	i=0
-	while IFS='|' read -r name ours theirs; do
-		i=$((i + 1))
-		# shellcheck disable=SC2086 # ours is a list of options
-		timeout 150 "$tools/iwarp-perf" --perftest $ours -B 127.0.0.1 -p "$hp" \
-			</dev/null >"$dir/$name.log" 2>&1 &
-		pid=$!
-		for _ in $(seq 50); do
-			grep -q "waiting for a perftest client" "$dir/$name.log" && break
-			sleep 0.1
-		done
-		touch "$dir/go.$i"
-		wait "$pid"
-		perftest_cell perftest-client "$dir" "$i" "$name" $?
-	done <"$dir/items"
-	wait "$guest_pid" || say "guest of perftest-client: $(cat "$dir/boot.log")"
 }
 
 # ---- librdmacm's examples: ucmatose, rdma_server / rdma_client ------------
@@ -750,23 +673,21 @@ compat_perftest_cell() {
 		say "$1/$name: siw's perftest lost the disconnect race after the run"
 		echo 0 >"$dir/rc.$3"
 	fi
-	perftest_cell "$@" "perftest over libiwarp"
+	perftest_cell "$@"
 }
 
-# the perftest items that run with Debian's perftest at both ends
-compat_perftest_items() {
-	perftest_items | grep -E '^(write|read|send)-(bw-64k|lat)\|'
-}
-
-# siw's perftest serves; Debian's perftest connects over libiwarp
+# siw's perftest serves; Debian's perftest connects over libiwarp, with
+# MPA revision 1 too (IWARP_MPA_REV)
 scenario_compat_perftest_server() {
-	local dir=$work/compat-perftest-server hp i name ours theirs
+	local dir=$work/compat-perftest-server hp i name envs theirs
 	mkdir -p "$dir"
 	hp=$(free_port)
-	compat_perftest_items >"$dir/items"
+	{ perftest_items; perftest_rev1_items; } >"$dir/items"
 	cat >"$dir/guest.sh" <<'GUEST'
+# perftest's server for each item; ready.I once it listens on 18515
+# (0x4853), rc.I when it has ended
 i=0
-while IFS='|' read -r name ours theirs; do
+while IFS='|' read -r name envs theirs; do
 	i=$((i + 1))
 	timeout -k 5 120 $theirs -R -d siw0 -F -p 18515 </dev/null \
 		>"perftest-$name.log" 2>&1 &
@@ -782,15 +703,15 @@ dmesg >dmesg.log
 GUEST
 	guest_start "$dir" -f "$hp:18515"
 	i=0
-	while IFS='|' read -r name ours theirs; do
+	while IFS='|' read -r name envs theirs; do
 		i=$((i + 1))
 		if ! wait_file "$dir/ready.$i" 180; then
 			cell "compat-perftest-server/$name" fail "perftest did not listen"
 			continue
 		fi
-		# shellcheck disable=SC2086 # theirs is a command line
-		run "$dir/$name.log" 120 "$run_compat" $theirs -R -F -p "$hp" \
-			127.0.0.1 </dev/null
+		# shellcheck disable=SC2086 # envs and theirs are lists
+		run "$dir/$name.log" 120 env $envs "$run_compat" $theirs -R -F \
+			-p "$hp" 127.0.0.1 </dev/null
 		compat_perftest_cell compat-perftest-server "$dir" "$i" "$name" $?
 	done <"$dir/items"
 	wait "$guest_pid" || say "guest of compat-perftest-server: $(cat "$dir/boot.log")"
@@ -798,14 +719,15 @@ GUEST
 
 # siw's perftest connects; Debian's perftest serves over libiwarp
 scenario_compat_perftest_client() {
-	local dir=$work/compat-perftest-client hp i name ours theirs pid hex
+	local dir=$work/compat-perftest-client hp i name envs theirs pid hex
 	mkdir -p "$dir"
 	hp=$(free_port)
 	hex=$(printf '%04X' "$hp")
-	compat_perftest_items >"$dir/items"
+	perftest_items >"$dir/items"
 	cat >"$dir/guest.sh" <<GUEST
+# perftest's client for each item once go.I says we listen; rc.I after
 i=0
-while IFS='|' read -r name ours theirs; do
+while IFS='|' read -r name envs theirs; do
 	i=\$((i + 1))
 	for n in \$(seq 1800); do [ -f "go.\$i" ] && break; sleep 0.1; done
 	timeout -k 5 120 \$theirs -R -d siw0 -F -p $hp 10.0.2.100 </dev/null \
@@ -816,12 +738,12 @@ dmesg >dmesg.log
 GUEST
 	guest_start "$dir" -g "$hp:$hp"
 	i=0
-	while IFS='|' read -r name ours theirs; do
+	while IFS='|' read -r name envs theirs; do
 		i=$((i + 1))
 		# (perftest's server takes no address: it listens on all)
-		# shellcheck disable=SC2086 # theirs is a command line
-		timeout 150 "$run_compat" $theirs -R -F -p "$hp" </dev/null \
-			>"$dir/$name.log" 2>&1 &
+		# shellcheck disable=SC2086 # envs and theirs are lists
+		timeout 150 env $envs "$run_compat" $theirs -R -F -p "$hp" \
+			</dev/null >"$dir/$name.log" 2>&1 &
 		pid=$!
 		for _ in $(seq 100); do
 			grep -q ":$hex 00000000:0000 0A" /proc/net/tcp && break
@@ -829,8 +751,7 @@ GUEST
 		done
 		touch "$dir/go.$i"
 		wait "$pid"
-		perftest_cell compat-perftest-client "$dir" "$i" "$name" $? \
-			"perftest over libiwarp"
+		perftest_cell compat-perftest-client "$dir" "$i" "$name" $?
 	done <"$dir/items"
 	wait "$guest_pid" || say "guest of compat-perftest-client: $(cat "$dir/boot.log")"
 }
@@ -838,9 +759,9 @@ GUEST
 # ---------------------------------------------------------------------------
 
 "$here/build-guest.sh" || { say "cannot build the guest"; exit 1; }
-for s in siw_server siw_client rdmacm perftest_server perftest_client \
-	compat_rping_server compat_rping_client compat_perftest_server \
-	compat_perftest_client side_by_side; do
+for s in siw_server siw_client rdmacm compat_rping_server \
+	compat_rping_client compat_perftest_server compat_perftest_client \
+	side_by_side; do
 	[[ $s =~ ${IWARP_INTEROP_ONLY:-.} ]] || continue
 	say "scenario ${s//_/-}"
 	"scenario_$s"
