@@ -398,12 +398,13 @@ EOF
 
 # Our initiator with MPA revision 1 (no IRD/ORD words): Sends and Writes
 # work, and so do our Reads, which siw's passive side serves with the IRD
-# its application accepted with (its own Reads fail: see siw-server/rev1)
+# its application accepted with (its own Reads fail: see siw-server/rev1).
+# libiwarp's log (IWARP_DEBUG) shows each connection's revision.
 perftest_rev1_items() {
 	cat <<'EOF'
-rev1-send-bw|IWARP_MPA_REV=1|ib_send_bw -s 65536 -n 200
-rev1-write-bw|IWARP_MPA_REV=1|ib_write_bw -s 65536 -n 200
-rev1-read-bw|IWARP_MPA_REV=1|ib_read_bw -s 65536 -n 200
+rev1-send-bw|IWARP_MPA_REV=1 IWARP_DEBUG=1|ib_send_bw -s 65536 -n 200
+rev1-write-bw|IWARP_MPA_REV=1 IWARP_DEBUG=1|ib_write_bw -s 65536 -n 200
+rev1-read-bw|IWARP_MPA_REV=1 IWARP_DEBUG=1|ib_read_bw -s 65536 -n 200
 EOF
 }
 
@@ -681,10 +682,19 @@ compat_perftest_cell() {
 	perftest_cell "$@"
 }
 
+# only_rev1 LOG: libiwarp's log in LOG shows connections, every one of
+# them established with MPA revision 1
+only_rev1() {
+	awk '/: established as (initiator|responder): MPA rev / {
+		n++
+		if ($0 !~ /MPA rev 1,/) bad = 1
+	} END { exit bad || !n }' "$1"
+}
+
 # siw's perftest serves; Debian's perftest connects over libiwarp, with
 # MPA revision 1 too (IWARP_MPA_REV)
 scenario_compat_perftest_server() {
-	local dir=$work/compat-perftest-server hp i name envs theirs
+	local dir=$work/compat-perftest-server hp i name envs theirs rc
 	mkdir -p "$dir"
 	hp=$(free_port)
 	{ perftest_items; perftest_rev1_items; } >"$dir/items"
@@ -717,7 +727,13 @@ GUEST
 		# shellcheck disable=SC2086 # envs and theirs are lists
 		run "$dir/$name.log" 120 env $envs "$run_compat" $theirs -R -F \
 			-p "$hp" 127.0.0.1 </dev/null
-		compat_perftest_cell compat-perftest-server "$dir" "$i" "$name" $?
+		rc=$?
+		if [[ " $envs " == *" IWARP_MPA_REV=1 "* ]] &&
+			! only_rev1 "$dir/$name.log"; then
+			echo "interop: not every connection had MPA revision 1" >>"$dir/$name.log"
+			rc=1
+		fi
+		compat_perftest_cell compat-perftest-server "$dir" "$i" "$name" "$rc"
 	done <"$dir/items"
 	wait "$guest_pid" || say "guest of compat-perftest-server: $(cat "$dir/boot.log")"
 }
