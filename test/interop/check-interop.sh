@@ -797,7 +797,7 @@ link_up() {
 }
 
 link_down() {
-	[ -n "$link_ns" ] && ip netns del "$link_ns" 2>/dev/null
+	[ -n "${link_ns:-}" ] && ip netns del "$link_ns" 2>/dev/null
 	link_ns=
 }
 
