@@ -72,17 +72,19 @@ wait_file() {
 	return 1
 }
 
-# read_rc PATH SECS: the status the guest wrote to PATH, once it has.
+# read_rc PATH SECS: prc, the status the guest wrote to PATH, once it has.
 # The guest's "echo $? >rc.I" creates the file before it writes the
 # status, and through the shared directory the host can see it empty
 # (a cell then failed with "perftest ?" after both sides ended well).
+# (It waits in this shell, not in a command substitution, whose end a
+# signal's trap would wait for.)
 read_rc() {
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do
 		[ -s "$1" ] && break
 		sleep 0.1
 	done
-	cat "$1" 2>/dev/null
+	prc=$(cat "$1" 2>/dev/null)
 }
 
 # run LOG SECS CMD...: the command's status, its output in LOG
@@ -413,7 +415,7 @@ EOF
 # measures (a passive server does not) has a row with a nonzero figure.
 perftest_cell() {
 	local dir=$2 name=$4 rc=$5 prc
-	prc=$(read_rc "$dir/rc.$3" 150)
+	read_rc "$dir/rc.$3" 150
 	# (grep reads both itself: under pipefail, a cat cut short by
 	# grep -q would fail the test)
 	if [ "$rc" -eq 0 ] && [ "$prc" = 0 ] &&
@@ -508,7 +510,7 @@ GUEST
 			wait "$pid"
 			rc=$?
 		fi
-		prc=$(read_rc "$dir/rc.$i" 150)
+		read_rc "$dir/rc.$i" 150
 		if [ "$rc" -eq 0 ] && [ "$prc" = 0 ] &&
 			grep -q "$count Sends and $count receives of $size octets" "$dir/$name.log"; then
 			cell "rdmacm/$name" ok
@@ -671,7 +673,7 @@ EOF
 # failure alone still passes the cell, and says so.
 compat_perftest_cell() {
 	local dir=$2 name=$4 rc=$5 prc
-	prc=$(read_rc "$dir/rc.$3" 150)
+	read_rc "$dir/rc.$3" 150
 	if [ "$rc" -eq 0 ] && [ "$prc" = 1 ] &&
 		grep -Eqs '^ +[0-9]+ +[0-9]+ +[0-9.e+-]*[1-9]' "$dir/$name.log" &&
 		grep -qs 'Failed to close connection between server and client' \
@@ -861,27 +863,25 @@ GUEST
 	i=0
 	while IFS='|' read -r name role port _ hcmd pattern; do
 		i=$((i + 1))
-		if [ "$role" = serve ]; then
-			if ! wait_file "$dir/ready.$i" 300; then
-				cell "$scen/$name" fail "siw's side did not get ready"
-				continue
-			fi
-			in_link timeout -k 5 240 "$run_compat" sh -c "exec $hcmd" \
-				</dev/null >"$dir/$name.log" 2>&1
-			rc=$?
-		else
-			in_link timeout -k 5 240 "$run_compat" sh -c "exec $hcmd" \
-				</dev/null >"$dir/$name.log" 2>&1 &
-			pid=$!
+		if [ "$role" = serve ] && ! wait_file "$dir/ready.$i" 300; then
+			cell "$scen/$name" fail "siw's side did not get ready"
+			continue
+		fi
+		# (in the background: a signal's trap runs during wait at once,
+		# not only once a command in the foreground has ended)
+		in_link timeout -k 5 240 "$run_compat" sh -c "exec $hcmd" \
+			</dev/null >"$dir/$name.log" 2>&1 &
+		pid=$!
+		if [ "$role" = connect ]; then
 			for _ in $(seq 100); do
 				link_listening "$port" && break
 				sleep 0.1
 			done
 			touch "$dir/go.$i"
-			wait "$pid"
-			rc=$?
 		fi
-		prc=$(read_rc "$dir/rc.$i" 300)
+		wait "$pid"
+		rc=$?
+		read_rc "$dir/rc.$i" 300
 		known=
 		if [ "$rc" -eq 0 ] && [ "$prc" != 0 ] &&
 			known=$(fi_teardown_failure "$dir/siw-$name.log"); then
