@@ -751,6 +751,126 @@ START_TEST(reject_carries_private_data)
 END_TEST
 
 /*
+ * IWARP_MPA_REV=1: the Request carries no RFC 6581 IRD/ORD words, so the
+ * server sees the device's Read depths, not the 3 and 5 the client
+ * asked for; the server may still send first, and data moves both ways.
+ */
+START_TEST(iwarp_mpa_rev_1_connects_without_ird_ord_words)
+{
+	struct rdma_conn_param cp = { .responder_resources = 3,
+				      .initiator_depth = 5 };
+	struct ibv_device_attr da;
+	struct rdma_cm_event *e;
+	struct ibv_wc wc;
+	struct pair p;
+
+	ck_assert_int_eq(setenv("IWARP_MPA_REV", "1", 1), 0);
+	memset(&p, 0, sizeof(p));
+	listen_on(&p);
+	client_start(&p, p.port);
+	ck_assert_int_eq(ibv_query_device(p.c.id->verbs, &da), 0);
+	ck_assert_int_gt(da.max_qp_rd_atom, 5);
+	ck_assert_int_eq(rdma_connect(p.c.id, &cp), 0);
+	e = next_event(p.s.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ck_assert_int_eq(e->param.conn.initiator_depth, da.max_qp_rd_atom);
+	ck_assert_int_eq(e->param.conn.responder_resources, da.max_qp_rd_atom);
+	side_qp(&p.s, e->id);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	post_recv(&p.c, 1, 0, 64);
+	post_recv(&p.s, 2, 0, 64);
+	ck_assert_int_eq(rdma_accept(p.s.id, NULL), 0);
+	expect(p.s.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	expect(p.c.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	for (int i = 0; i < 2; i++) {
+		struct side *from = i ? &p.c : &p.s, *to = i ? &p.s : &p.c;
+		struct ibv_sge sg = { (uintptr_t)from->buf + 1024, 16,
+				      from->mr->lkey };
+		struct ibv_send_wr w = { .wr_id = 3, .sg_list = &sg,
+					 .num_sge = 1, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED };
+
+		memset(from->buf + 1024, 'a' + i, 16);
+		post(from, &w);
+		poll_n(from->cq, &wc, 1);
+		wc_ok(&wc, 3, IBV_WC_SEND, 16);
+		poll_n(to->cq, &wc, 1);
+		wc_ok(&wc, i ? 2 : 1, IBV_WC_RECV, 16);
+		ck_assert_mem_eq(to->buf, from->buf + 1024, 16);
+	}
+	pair_disconnect_free(&p);
+	unsetenv("IWARP_MPA_REV");
+}
+END_TEST
+
+/*
+ * IWARP_MPA_REV=1 read by rdma_accept(): the revision 1 Reply ends the
+ * peer-to-peer mode that a revision 2 client asked for, and that client
+ * refuses the connection.
+ */
+START_TEST(iwarp_mpa_rev_1_on_the_server_refuses_a_peer_to_peer_client)
+{
+	struct rdma_cm_event *e;
+	struct pair p;
+
+	memset(&p, 0, sizeof(p));
+	listen_on(&p);
+	client_start(&p, p.port);
+	ck_assert_int_eq(rdma_connect(p.c.id, NULL), 0);
+	e = next_event(p.s.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	side_qp(&p.s, e->id);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	ck_assert_int_eq(setenv("IWARP_MPA_REV", "1", 1), 0);
+	ck_assert_int_eq(rdma_accept(p.s.id, NULL), 0);
+	unsetenv("IWARP_MPA_REV");
+	e = next_event(p.c.ch);
+	ck_assert_msg(e->event == RDMA_CM_EVENT_CONNECT_ERROR ||
+			      e->event == RDMA_CM_EVENT_REJECTED,
+		      "client event %s (status %d)", rdma_event_str(e->event),
+		      e->status);
+	ck_assert_int_ne(e->status, 0);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	pair_free(&p);
+}
+END_TEST
+
+/* Any other IWARP_MPA_REV fails rdma_connect() and rdma_accept(). */
+START_TEST(iwarp_mpa_rev_other_than_1_or_2_is_refused)
+{
+	static const char *const bad[] = { "3", "0", "v2", "2 " };
+	struct rdma_cm_event *e;
+	struct pair p;
+
+	memset(&p, 0, sizeof(p));
+	listen_on(&p);
+	client_start(&p, p.port);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(setenv("IWARP_MPA_REV", bad[i], 1), 0);
+		errno = 0;
+		ck_assert_int_eq(rdma_connect(p.c.id, NULL), -1);
+		ck_assert_int_eq(errno, EINVAL);
+	}
+	unsetenv("IWARP_MPA_REV");
+	ck_assert_int_eq(rdma_connect(p.c.id, NULL), 0);
+	e = next_event(p.s.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	side_qp(&p.s, e->id);
+	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+	ck_assert_int_eq(setenv("IWARP_MPA_REV", "two", 1), 0);
+	errno = 0;
+	ck_assert_int_eq(rdma_accept(p.s.id, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(setenv("IWARP_MPA_REV", "2", 1), 0);
+	ck_assert_int_eq(rdma_accept(p.s.id, NULL), 0);
+	unsetenv("IWARP_MPA_REV");
+	expect(p.s.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	expect(p.c.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	pair_disconnect_free(&p);
+}
+END_TEST
+
+/*
  * Destroying a connected QP ends its connection: both sides get
  * DISCONNECTED, and the identifier stays for rdma_disconnect() (now a
  * no-op) and rdma_destroy_id().
@@ -1296,6 +1416,9 @@ static Suite *compat_cm_suite(void)
 			    a_refused_connection_is_tried_again_until_the_server_listens,
 			    0, 2);
 	tcase_add_test(tc, reject_carries_private_data);
+	tcase_add_test(tc, iwarp_mpa_rev_1_connects_without_ird_ord_words);
+	tcase_add_test(tc, iwarp_mpa_rev_1_on_the_server_refuses_a_peer_to_peer_client);
+	tcase_add_test(tc, iwarp_mpa_rev_other_than_1_or_2_is_refused);
 	tcase_add_test(tc, destroying_the_qp_disconnects);
 	tcase_add_test(tc, the_retry_budget_maps_to_the_connections_ack_timeout);
 	tcase_add_test(tc, bind_semantics_that_perftest_needs);

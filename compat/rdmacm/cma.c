@@ -456,15 +456,17 @@ static int qp_budget(struct cma_id *c, struct ibv_qp *qp,
  * that would let the responder speak first, yet rdma_cm servers do
  * (perftest's latency servers write first) and siw's own responder does:
  * ours sends without waiting for the initiator's first FPDU, after the
- * hold that lets siw take the Reply first (see iw_create_id(3)).
+ * hold that lets siw take the Reply first (see iw_create_id(3)).  The
+ * Reply has revision @rev at most (IWARP_MPA_REV).
  */
-static void accept_opts(struct cma_id *c)
+static void accept_opts(struct cma_id *c, int rev)
 {
 	struct iw_mpa_opts o;
 
-	if (c->peer_p2p)
+	if (c->peer_p2p && rev == 2)
 		return;
 	iw_mpa_opts_default(&o);
+	o.revision = (uint8_t)rev;
 	o.responder_first = 1;
 	iw_set_mpa_opts(c->iw, &o);
 }
@@ -496,13 +498,15 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct iw_conn_param p = { 0 };
 	struct ibv_qp *qp;
 	struct cma_id *c;
-	int rc;
+	int rc, rev;
 
 	if (!id)
 		return ERR(EINVAL);
 	c = to_cma_id(id);
 	qp = qp_for(c, conn_param);
-	if (c->state != CMA_CONNECT || !c->iw || !qp || !cma_iw_qp(qp))
+	rev = cma_mpa_rev();
+	if (c->state != CMA_CONNECT || !c->iw || !qp || !cma_iw_qp(qp) ||
+	    rev < 0)
 		return ERR(EINVAL);
 	p.ird = c->responder_resources;
 	p.ord = c->initiator_depth;
@@ -510,7 +514,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	rc = qp_budget(c, qp, conn_param);
 	if (rc)
 		return ERR(rc);
-	accept_opts(c);
+	accept_opts(c, rev);
 	cma_hold_qp(c, qp);
 	rc = iw_accept(c->iw, cma_iw_qp(qp), &p);
 	if (rc) {
@@ -554,7 +558,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	c = to_cma_id(id);
 	qp = qp_for(c, conn_param);
 	if ((c->state != CMA_ADDR_RESOLVED && c->state != CMA_ROUTE_RESOLVED) ||
-	    !qp || !cma_iw_qp(qp) ||
+	    !qp || !cma_iw_qp(qp) || cma_mpa_rev() < 0 ||
 	    host_port(&id->route.addr.dst_storage, host, sizeof(host), port,
 		      sizeof(port)))
 		return ERR(EINVAL);

@@ -168,6 +168,7 @@ void cma_unhold_qp(struct cma_id *c);
 void cma_unhold_qp_locked(struct cma_id *c);
 struct iw_cm_id *cma_iw_id_for(struct cma_id *c);
 void cma_iw_id_drop(struct cma_id *c);
+int cma_mpa_rev(void);
 void cma_mpa_opts(struct iw_cm_id *iw);
 int cma_retry_wait_ms(void);
 void cma_retries(void);

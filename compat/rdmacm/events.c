@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -319,18 +320,41 @@ void cma_iw_id_drop(struct cma_id *c)
 }
 
 /*
+ * The MPA revision of the program's connections, IWARP_MPA_REV: 2 (RFC
+ * 6581, the default when unset or empty) or 1 (RFC 5044 alone, as iWARP
+ * devices of its time speak it).  Anything else is said on stderr and
+ * is -EINVAL.
+ */
+int cma_mpa_rev(void)
+{
+	const char *v = getenv("IWARP_MPA_REV");
+
+	if (!v || !*v || !strcmp(v, "2"))
+		return 2;
+	if (!strcmp(v, "1"))
+		return 1;
+	fprintf(stderr, "librdmacm: IWARP_MPA_REV=%s: the MPA revision is 1 or 2\n", v);
+	return -EINVAL;
+}
+
+/*
  * The initiator offers the peer-to-peer mode of RFC 6581 with a
  * zero-length Write or Read as its ready-to-receive message (siw picks
  * the Write): the responder may then send first, which rdma_cm
  * applications expect (ucmatose's server does) and plain MPA forbids.
  * A responder without peer-to-peer support refuses the connection.
+ * Revision 1 has no such mode: the Request offers none.
  */
 void cma_mpa_opts(struct iw_cm_id *iw)
 {
 	struct iw_mpa_opts o;
+	int rev = cma_mpa_rev();
 
 	iw_mpa_opts_default(&o);
-	o.rtr = IW_RTR_WRITE | IW_RTR_READ;
+	if (rev == 1)
+		o.revision = 1;
+	else
+		o.rtr = IW_RTR_WRITE | IW_RTR_READ;
 	iw_set_mpa_opts(iw, &o);
 }
 

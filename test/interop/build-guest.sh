@@ -1,8 +1,9 @@
 #!/bin/bash
 # Builds the siw peer guest once into a cache directory and reuses it:
 # Debian's kernel, siw.ko compiled from Debian's linux-source (Debian's
-# kernel does not ship it), rdma-core's tools, perftest, tcpdump and
-# busybox in an initramfs whose /init is guest-init.
+# kernel does not ship it), rdma-core's tools (rsockets' among them),
+# perftest, libfabric's, tcpdump and busybox in an initramfs whose /init
+# is guest-init.
 #
 #   build-guest.sh            idempotent; nothing to do takes well under 1 s
 #   REBUILD=1 build-guest.sh  start over
@@ -59,7 +60,14 @@ guest_pkgs="linux-image-$kver linux-source-$series rdma-core ibverbs-providers
 	libibverbs1 librdmacm1 ibverbs-utils rdmacm-utils perftest tcpdump
 	libnl-3-200 libnl-route-3-200 libpcap0.8 libibumad3 libpci3 iproute2
 	libmnl0 libbsd0 libmd0 libcap2 libssl3 libelf1 libbpf1 zlib1g libudev1
-	libsystemd0 libc6 libgcc-s1"
+	libsystemd0 libc6 libgcc-s1 libfabric1 libfabric-bin libpsm2-2
+	libpsm-infinipath1 libatomic1 libuuid1 libnuma1"
+# the stamp holds the list it was made for: a longer list fetches the rest
+# and unpacks everything again
+# shellcheck disable=SC2086 # one line of names
+if [ "$(cat "$cache/stamps/debs" 2>/dev/null)" != "$(echo $guest_pkgs)" ]; then
+	rm -f "$cache/stamps/debs" "$cache/stamps/sysroot"
+fi
 if [ ! -f "$cache/stamps/debs" ]; then
 	todo=
 	for p in $guest_pkgs; do
@@ -76,7 +84,8 @@ if [ ! -f "$cache/stamps/debs" ]; then
 		done
 	fi
 	echo "$kver" >"$cache/stamps/kver"
-	touch "$cache/stamps/debs"
+	# shellcheck disable=SC2086 # one line of names
+	echo $guest_pkgs >"$cache/stamps/debs"
 fi
 
 # ---- the guest's files ---------------------------------------------------
@@ -108,16 +117,20 @@ if [ ! -f "$cache/stamps/siw" ]; then
 	make -s -C "/usr/src/linux-headers-$kver" M="$siw" CONFIG_RDMA_SIW=m \
 		modules >&2
 	strip --strip-debug "$siw/siw.ko"
+	touch "$cache/stamps/siw"
+fi
+# (again after the guest packages were unpacked anew)
+if ! cmp -s "$siw/siw.ko" "$sysroot/lib/modules/$kver/extra/siw.ko"; then
 	mkdir -p "$sysroot/lib/modules/$kver/extra"
 	cp "$siw/siw.ko" "$sysroot/lib/modules/$kver/extra/"
 	depmod -b "$sysroot" "$kver"
-	touch "$cache/stamps/siw"
 fi
 
 # ---- the initramfs ---------------------------------------------------------
 out=$cache/initramfs.cpio.gz
 if [ -f "$out" ] && [ ! "$here/guest-init" -nt "$out" ] &&
-	[ ! "$0" -nt "$out" ] && [ ! "$cache/stamps/siw" -nt "$out" ]; then
+	[ ! "$0" -nt "$out" ] && [ ! "$cache/stamps/siw" -nt "$out" ] &&
+	[ ! "$cache/stamps/sysroot" -nt "$out" ]; then
 	exit 0
 fi
 say "packing the initramfs"
@@ -132,21 +145,27 @@ for applet in $(/bin/busybox --list); do
 	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
 done
 
+# (libpsm1: libpsm-infinipath1's library, which only dpkg's alternatives
+# would link, under its soname, into the multiarch directory)
 libdirs="$sysroot/lib/$multiarch $sysroot/usr/lib/$multiarch
-	$sysroot/usr/lib/$multiarch/libibverbs /lib/$multiarch /usr/lib/$multiarch"
+	$sysroot/usr/lib/$multiarch/libibverbs $sysroot/usr/lib/libpsm1
+	/lib/$multiarch /usr/lib/$multiarch"
 declare -A have=()
 # Copies the shared libraries @1 needs, recursively, guest's first.
 add_libs() {
-	local lib dir found
+	local lib dir found f
 	for lib in $(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
 		[ -n "${have[$lib]:-}" ] && continue
 		found=
 		for dir in $libdirs; do
 			[ -e "$dir/$lib" ] && { found=$dir/$lib; break; }
+			for f in "$dir/$lib".[0-9]*; do
+				[ -e "$f" ] && { found=$f; break 2; }
+			done
 		done
 		[ -n "$found" ] || { say "$lib (for $1) not found"; exit 1; }
 		have[$lib]=1
-		cp -L "$found" "$root/lib/$multiarch/"
+		cp -L "$found" "$root/lib/$multiarch/$lib"
 		add_libs "$found"
 	done
 }
@@ -165,7 +184,7 @@ have[libgcc_s.so.1]=1
 
 for p in rping ucmatose rdma_server rdma_client ibv_devices ibv_devinfo \
 	ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat \
-	tcpdump; do
+	rstream riostream fi_info fi_pingpong tcpdump; do
 	add_prog "$sysroot/usr/bin/$p" usr/bin
 done
 add_prog "$sysroot/usr/bin/rdma" usr/sbin

@@ -20,7 +20,10 @@ TSHARK=(tshark --disable-heuristic rpcrdma_iwarp
 	-o tcp.relative_sequence_numbers:FALSE)
 
 cleanup() {
+	# a guest's timeout(1) passes the signal on to its qemu
+	[ -n "${guest_pid:-}" ] && pkill -TERM -P "$guest_pid" 2>/dev/null
 	jobs -p | xargs -r kill 2>/dev/null
+	link_down
 	if [ "${IWARP_INTEROP_KEEP:-0}" = 1 ] || [ "$failed" -gt 0 ]; then
 		echo "interop: logs in $work"
 	else
@@ -28,6 +31,8 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 
 say() { echo "interop: $*"; }
 
@@ -67,17 +72,19 @@ wait_file() {
 	return 1
 }
 
-# read_rc PATH SECS: the status the guest wrote to PATH, once it has.
+# read_rc PATH SECS: prc, the status the guest wrote to PATH, once it has.
 # The guest's "echo $? >rc.I" creates the file before it writes the
 # status, and through the shared directory the host can see it empty
 # (a cell then failed with "perftest ?" after both sides ended well).
+# (It waits in this shell, not in a command substitution, whose end a
+# signal's trap would wait for.)
 read_rc() {
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do
 		[ -s "$1" ] && break
 		sleep 0.1
 	done
-	cat "$1" 2>/dev/null
+	prc=$(cat "$1" 2>/dev/null)
 }
 
 # run LOG SECS CMD...: the command's status, its output in LOG
@@ -370,44 +377,45 @@ EOF
 	wait "$pid"
 }
 
-# ---- perftest (-R, rdma_cm) against iwarp-perf --perftest -----------------
+# ---- perftest (-R, rdma_cm): its items and how a run is judged -------------
 
-# Each line of a perftest list: NAME, what iwarp-perf adds to --perftest,
-# and what perftest runs (both get the same test, size and count).
+# Each line of a perftest list: NAME, the environment of the host's
+# perftest under iwarp-run (empty: none), and the perftest both sides run
+# (the same test, size and count).
 perftest_items() {
 	cat <<'EOF'
-write-bw-64k|-t write -m bw -s 65536 -n 500|ib_write_bw -s 65536 -n 500
-write-bw-1m|-t write -m bw -s 1048576 -n 100|ib_write_bw -s 1048576 -n 100
-read-bw-64k|-t read -m bw -s 65536 -n 500|ib_read_bw -s 65536 -n 500
-read-bw-1m|-t read -m bw -s 1048576 -n 100|ib_read_bw -s 1048576 -n 100
-send-bw-16|-t send -m bw -s 16 -n 1000|ib_send_bw -s 16 -n 1000
-send-bw-1k|-t send -m bw -s 1024 -n 1000|ib_send_bw -s 1024 -n 1000
-send-bw-64k|-t send -m bw -s 65536 -n 500|ib_send_bw -s 65536 -n 500
-send-bw-1m|-t send -m bw -s 1048576 -n 100|ib_send_bw -s 1048576 -n 100
-write-lat|-t write -m lat -s 64 -n 1000|ib_write_lat -s 64 -n 1000
-read-lat|-t read -m lat -s 64 -n 1000|ib_read_lat -s 64 -n 1000
-send-lat|-t send -m lat -s 64 -n 1000|ib_send_lat -s 64 -n 1000
+write-bw-64k||ib_write_bw -s 65536 -n 500
+write-bw-1m||ib_write_bw -s 1048576 -n 100
+read-bw-64k||ib_read_bw -s 65536 -n 500
+read-bw-1m||ib_read_bw -s 1048576 -n 100
+send-bw-16||ib_send_bw -s 16 -n 1000
+send-bw-1k||ib_send_bw -s 1024 -n 1000
+send-bw-64k||ib_send_bw -s 65536 -n 500
+send-bw-1m||ib_send_bw -s 1048576 -n 100
+write-lat||ib_write_lat -s 64 -n 1000
+read-lat||ib_read_lat -s 64 -n 1000
+send-lat||ib_send_lat -s 64 -n 1000
 EOF
 }
 
 # Our initiator with MPA revision 1 (no IRD/ORD words): Sends and Writes
 # work, and so do our Reads, which siw's passive side serves with the IRD
-# its application accepted with (its own Reads fail: see siw-server/rev1)
+# its application accepted with (its own Reads fail: see siw-server/rev1).
+# libiwarp's log (IWARP_DEBUG) shows each connection's revision.
 perftest_rev1_items() {
 	cat <<'EOF'
-rev1-send-bw|-t send -m bw -s 65536 -n 200 --mpa-rev 1|ib_send_bw -s 65536 -n 200
-rev1-write-bw|-t write -m bw -s 65536 -n 200 --mpa-rev 1|ib_write_bw -s 65536 -n 200
-rev1-read-bw|-t read -m bw -s 65536 -n 200 --mpa-rev 1|ib_read_bw -s 65536 -n 200
+rev1-send-bw|IWARP_MPA_REV=1 IWARP_DEBUG=1|ib_send_bw -s 65536 -n 200
+rev1-write-bw|IWARP_MPA_REV=1 IWARP_DEBUG=1|ib_write_bw -s 65536 -n 200
+rev1-read-bw|IWARP_MPA_REV=1 IWARP_DEBUG=1|ib_read_bw -s 65536 -n 200
 EOF
 }
 
-# perftest_cell SCENARIO DIR I NAME OURS_RC [OURS]: item I's cell, once the
+# perftest_cell SCENARIO DIR I NAME OURS_RC: item I's cell, once the
 # guest has said how perftest ended: both ended well, and the side that
 # measures (a passive server does not) has a row with a nonzero figure.
-# OURS names the host's program in a failure (iwarp-perf by default).
 perftest_cell() {
-	local dir=$2 name=$4 rc=$5 ours=${6:-iwarp-perf} prc
-	prc=$(read_rc "$dir/rc.$3" 150)
+	local dir=$2 name=$4 rc=$5 prc
+	read_rc "$dir/rc.$3" 150
 	# (grep reads both itself: under pipefail, a cat cut short by
 	# grep -q would fail the test)
 	if [ "$rc" -eq 0 ] && [ "$prc" = 0 ] &&
@@ -427,85 +435,8 @@ perftest_cell() {
 		printf 'note: %s/%s: no rate, a perftest clock uncalibrated\n' "$1" "$name"
 		cell "$1/$name" ok
 	else
-		cell "$1/$name" fail "$ours $rc, perftest ${prc:-?}: $(tail -n 4 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
+		cell "$1/$name" fail "perftest over libiwarp $rc, siw's perftest ${prc:-?}: $(tail -n 4 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
 	fi
-}
-
-# siw's perftest serves, iwarp-perf --perftest connects
-scenario_perftest_server() {
-	local dir=$work/perftest-server hp i name ours theirs
-	mkdir -p "$dir"
-	hp=$(free_port)
-	{ perftest_items; perftest_rev1_items; } >"$dir/items"
-	cat >"$dir/guest.sh" <<'GUEST'
-# perftest's server for each item; ready.I once it listens on 18515
-# (0x4853), rc.I when it has ended
-i=0
-while IFS='|' read -r name ours theirs; do
-	i=$((i + 1))
-	timeout -k 5 120 $theirs -R -d siw0 -F -p 18515 </dev/null \
-		>"perftest-$name.log" 2>&1 &
-	for n in $(seq 100); do
-		grep -q ':4853 00000000:0000 0A' /proc/net/tcp && break
-		sleep 0.1
-	done
-	touch "ready.$i"
-	wait $!
-	echo $? >"rc.$i"
-done <items
-dmesg >dmesg.log
-GUEST
-	guest_start "$dir" -f "$hp:18515"
-	i=0
-	while IFS='|' read -r name ours theirs; do
-		i=$((i + 1))
-		if ! wait_file "$dir/ready.$i" 180; then
-			cell "perftest-server/$name" fail "perftest did not listen"
-			continue
-		fi
-		# shellcheck disable=SC2086 # ours is a list of options
-		run "$dir/$name.log" 120 "$tools/iwarp-perf" --perftest $ours \
-			-p "$hp" 127.0.0.1 </dev/null
-		perftest_cell perftest-server "$dir" "$i" "$name" $?
-	done <"$dir/items"
-	wait "$guest_pid" || say "guest of perftest-server: $(cat "$dir/boot.log")"
-}
-
-# siw's perftest connects, iwarp-perf --perftest serves
-scenario_perftest_client() {
-	local dir=$work/perftest-client hp i name ours theirs pid
-	mkdir -p "$dir"
-	hp=$(free_port)
-	perftest_items >"$dir/items"
-	cat >"$dir/guest.sh" <<GUEST
-# perftest's client for each item once go.I says we listen; rc.I after
-i=0
-while IFS='|' read -r name ours theirs; do
-	i=\$((i + 1))
-	for n in \$(seq 1800); do [ -f "go.\$i" ] && break; sleep 0.1; done
-	timeout -k 5 120 \$theirs -R -d siw0 -F -p $hp 10.0.2.100 </dev/null \
-		>"perftest-\$name.log" 2>&1
-	echo \$? >"rc.\$i"
-done <items
-dmesg >dmesg.log
-GUEST
-	guest_start "$dir" -g "$hp:$hp"
-	i=0
-	while IFS='|' read -r name ours theirs; do
-		i=$((i + 1))
-		# shellcheck disable=SC2086 # ours is a list of options
-		timeout 150 "$tools/iwarp-perf" --perftest $ours -B 127.0.0.1 -p "$hp" \
-			</dev/null >"$dir/$name.log" 2>&1 &
-		pid=$!
-		for _ in $(seq 50); do
-			grep -q "waiting for a perftest client" "$dir/$name.log" && break
-			sleep 0.1
-		done
-		touch "$dir/go.$i"
-		wait "$pid"
-		perftest_cell perftest-client "$dir" "$i" "$name" $?
-	done <"$dir/items"
-	wait "$guest_pid" || say "guest of perftest-client: $(cat "$dir/boot.log")"
 }
 
 # ---- librdmacm's examples: ucmatose, rdma_server / rdma_client ------------
@@ -579,7 +510,7 @@ GUEST
 			wait "$pid"
 			rc=$?
 		fi
-		prc=$(read_rc "$dir/rc.$i" 150)
+		read_rc "$dir/rc.$i" 150
 		if [ "$rc" -eq 0 ] && [ "$prc" = 0 ] &&
 			grep -q "$count Sends and $count receives of $size octets" "$dir/$name.log"; then
 			cell "rdmacm/$name" ok
@@ -742,7 +673,7 @@ EOF
 # failure alone still passes the cell, and says so.
 compat_perftest_cell() {
 	local dir=$2 name=$4 rc=$5 prc
-	prc=$(read_rc "$dir/rc.$3" 150)
+	read_rc "$dir/rc.$3" 150
 	if [ "$rc" -eq 0 ] && [ "$prc" = 1 ] &&
 		grep -Eqs '^ +[0-9]+ +[0-9]+ +[0-9.e+-]*[1-9]' "$dir/$name.log" &&
 		grep -qs 'Failed to close connection between server and client' \
@@ -750,23 +681,30 @@ compat_perftest_cell() {
 		say "$1/$name: siw's perftest lost the disconnect race after the run"
 		echo 0 >"$dir/rc.$3"
 	fi
-	perftest_cell "$@" "perftest over libiwarp"
+	perftest_cell "$@"
 }
 
-# the perftest items that run with Debian's perftest at both ends
-compat_perftest_items() {
-	perftest_items | grep -E '^(write|read|send)-(bw-64k|lat)\|'
+# only_rev1 LOG: libiwarp's log in LOG shows connections, every one of
+# them established with MPA revision 1
+only_rev1() {
+	awk '/: established as (initiator|responder): MPA rev / {
+		n++
+		if ($0 !~ /MPA rev 1,/) bad = 1
+	} END { exit bad || !n }' "$1"
 }
 
-# siw's perftest serves; Debian's perftest connects over libiwarp
+# siw's perftest serves; Debian's perftest connects over libiwarp, with
+# MPA revision 1 too (IWARP_MPA_REV)
 scenario_compat_perftest_server() {
-	local dir=$work/compat-perftest-server hp i name ours theirs
+	local dir=$work/compat-perftest-server hp i name envs theirs rc
 	mkdir -p "$dir"
 	hp=$(free_port)
-	compat_perftest_items >"$dir/items"
+	{ perftest_items; perftest_rev1_items; } >"$dir/items"
 	cat >"$dir/guest.sh" <<'GUEST'
+# perftest's server for each item; ready.I once it listens on 18515
+# (0x4853), rc.I when it has ended
 i=0
-while IFS='|' read -r name ours theirs; do
+while IFS='|' read -r name envs theirs; do
 	i=$((i + 1))
 	timeout -k 5 120 $theirs -R -d siw0 -F -p 18515 </dev/null \
 		>"perftest-$name.log" 2>&1 &
@@ -782,30 +720,37 @@ dmesg >dmesg.log
 GUEST
 	guest_start "$dir" -f "$hp:18515"
 	i=0
-	while IFS='|' read -r name ours theirs; do
+	while IFS='|' read -r name envs theirs; do
 		i=$((i + 1))
 		if ! wait_file "$dir/ready.$i" 180; then
 			cell "compat-perftest-server/$name" fail "perftest did not listen"
 			continue
 		fi
-		# shellcheck disable=SC2086 # theirs is a command line
-		run "$dir/$name.log" 120 "$run_compat" $theirs -R -F -p "$hp" \
-			127.0.0.1 </dev/null
-		compat_perftest_cell compat-perftest-server "$dir" "$i" "$name" $?
+		# shellcheck disable=SC2086 # envs and theirs are lists
+		run "$dir/$name.log" 120 env $envs "$run_compat" $theirs -R -F \
+			-p "$hp" 127.0.0.1 </dev/null
+		rc=$?
+		if [[ " $envs " == *" IWARP_MPA_REV=1 "* ]] &&
+			! only_rev1 "$dir/$name.log"; then
+			echo "interop: not every connection had MPA revision 1" >>"$dir/$name.log"
+			rc=1
+		fi
+		compat_perftest_cell compat-perftest-server "$dir" "$i" "$name" "$rc"
 	done <"$dir/items"
 	wait "$guest_pid" || say "guest of compat-perftest-server: $(cat "$dir/boot.log")"
 }
 
 # siw's perftest connects; Debian's perftest serves over libiwarp
 scenario_compat_perftest_client() {
-	local dir=$work/compat-perftest-client hp i name ours theirs pid hex
+	local dir=$work/compat-perftest-client hp i name envs theirs pid hex
 	mkdir -p "$dir"
 	hp=$(free_port)
 	hex=$(printf '%04X' "$hp")
-	compat_perftest_items >"$dir/items"
+	perftest_items >"$dir/items"
 	cat >"$dir/guest.sh" <<GUEST
+# perftest's client for each item once go.I says we listen; rc.I after
 i=0
-while IFS='|' read -r name ours theirs; do
+while IFS='|' read -r name envs theirs; do
 	i=\$((i + 1))
 	for n in \$(seq 1800); do [ -f "go.\$i" ] && break; sleep 0.1; done
 	timeout -k 5 120 \$theirs -R -d siw0 -F -p $hp 10.0.2.100 </dev/null \
@@ -816,12 +761,12 @@ dmesg >dmesg.log
 GUEST
 	guest_start "$dir" -g "$hp:$hp"
 	i=0
-	while IFS='|' read -r name ours theirs; do
+	while IFS='|' read -r name envs theirs; do
 		i=$((i + 1))
 		# (perftest's server takes no address: it listens on all)
-		# shellcheck disable=SC2086 # theirs is a command line
-		timeout 150 "$run_compat" $theirs -R -F -p "$hp" </dev/null \
-			>"$dir/$name.log" 2>&1 &
+		# shellcheck disable=SC2086 # envs and theirs are lists
+		timeout 150 env $envs "$run_compat" $theirs -R -F -p "$hp" \
+			</dev/null >"$dir/$name.log" 2>&1 &
 		pid=$!
 		for _ in $(seq 100); do
 			grep -q ":$hex 00000000:0000 0A" /proc/net/tcp && break
@@ -829,18 +774,214 @@ GUEST
 		done
 		touch "$dir/go.$i"
 		wait "$pid"
-		perftest_cell compat-perftest-client "$dir" "$i" "$name" $? \
-			"perftest over libiwarp"
+		perftest_cell compat-perftest-client "$dir" "$i" "$name" $?
 	done <"$dir/items"
 	wait "$guest_pid" || say "guest of compat-perftest-client: $(cat "$dir/boot.log")"
+}
+
+# ---- over a real link: rsockets and libfabric ------------------------------
+
+# libfabric's verbs provider skips loopback interfaces, libiwarp gives an
+# identifier bound to one no device, and libfabric (ofi_rxm) exchanges
+# addresses in band, so these run over a link of their own instead of
+# slirp's forwards: a tap device in a network namespace of ours (the
+# host's end, $link_host) joined to the guest's eth1 ($link_guest, siw1).
+link_ns=
+link_tap=
+link_up() {
+	link_ns=iwint$$ link_tap=tint$$
+	link_host=198.18.250.1 link_guest=198.18.250.2
+	ip netns add "$link_ns" &&
+		ip -n "$link_ns" link set lo up &&
+		ip -n "$link_ns" tuntap add dev "$link_tap" mode tap &&
+		ip -n "$link_ns" link set "$link_tap" up &&
+		ip -n "$link_ns" addr add "$link_host/24" dev "$link_tap"
+}
+
+link_down() {
+	[ -n "${link_ns:-}" ] && ip netns del "$link_ns" 2>/dev/null
+	link_ns=
+}
+
+# $@ in the link's namespace, under iwarp-run, told the interface to use
+in_link() {
+	ip netns exec "$link_ns" env FI_VERBS_IFACE="$link_tap" "$@"
+}
+
+# link_listening PORT: a TCP listener on PORT in the link's namespace
+link_listening() {
+	ip netns exec "$link_ns" grep -Eqh \
+		"^ *[0-9]+: [0-9A-F]+:$(printf '%04X' "$1") [0-9A-F]+:[0-9A-F]+ 0A " \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# link_scenario NAME ITEMS: boots a guest on the link and runs each item
+# of the function ITEMS, one line each:
+#   CELL|ROLE|PORT|GUEST COMMAND|HOST COMMAND|PATTERN
+# ROLE is what siw's side does (serve: it listens on PORT, ours connects;
+# connect: ours listens on PORT first).  Both commands must end with 0,
+# both outputs match the extended regular expression PATTERN and neither
+# says anything of a failure.  The guest's command runs with
+# FI_VERBS_IFACE=eth1, ours under iwarp-run with the tap's name.
+link_scenario() {
+	local scen=$1 dir=$work/$1 i name role port hcmd pattern pid rc prc known
+	mkdir -p "$dir"
+	if ! link_up 2>"$dir/link.err"; then
+		cell "$scen/link" fail "no tap device in a namespace: $(cat "$dir/link.err")"
+		link_down
+		return
+	fi
+	"$2" >"$dir/items"
+	cat >"$dir/guest.sh" <<'GUEST'
+# each item in turn: a server once ready.I is written, or a client of
+# the host once go.I is there; rc.I says how it ended
+export FI_VERBS_IFACE=eth1
+i=0
+while IFS='|' read -r name role port gcmd _; do
+	i=$((i + 1))
+	if [ "$role" = serve ]; then
+		timeout -k 5 240 sh -c "exec $gcmd" </dev/null >"siw-$name.log" 2>&1 &
+		hex=$(printf '%04X' "$port")
+		for n in $(seq 300); do
+			grep -Eqh "^ *[0-9]+: [0-9A-F]+:$hex [0-9A-F]+:[0-9A-F]+ 0A " \
+				/proc/net/tcp /proc/net/tcp6 && break
+			sleep 0.1
+		done
+		touch "ready.$i"
+		wait $!
+	else
+		for n in $(seq 3000); do [ -f "go.$i" ] && break; sleep 0.1; done
+		timeout -k 5 240 sh -c "exec $gcmd" </dev/null >"siw-$name.log" 2>&1
+	fi
+	echo $? >"rc.$i"
+done <items
+dmesg >dmesg.log
+GUEST
+	ip netns exec "$link_ns" "$here/boot.sh" -t 1500 \
+		-l "$link_tap:$link_guest/24" "$dir" >"$dir/boot.log" 2>&1 &
+	guest_pid=$!
+	i=0
+	while IFS='|' read -r name role port _ hcmd pattern; do
+		i=$((i + 1))
+		if [ "$role" = serve ] && ! wait_file "$dir/ready.$i" 300; then
+			cell "$scen/$name" fail "siw's side did not get ready"
+			continue
+		fi
+		# (in the background: a signal's trap runs during wait at once,
+		# not only once a command in the foreground has ended)
+		in_link timeout -k 5 240 "$run_compat" sh -c "exec $hcmd" \
+			</dev/null >"$dir/$name.log" 2>&1 &
+		pid=$!
+		if [ "$role" = connect ]; then
+			for _ in $(seq 100); do
+				link_listening "$port" && break
+				sleep 0.1
+			done
+			touch "$dir/go.$i"
+		fi
+		wait "$pid"
+		rc=$?
+		read_rc "$dir/rc.$i" 300
+		known=
+		if [ "$rc" -eq 0 ] && [ "$prc" != 0 ] &&
+			known=$(fi_teardown_failure "$dir/siw-$name.log"); then
+			say "$scen/$name: siw's fi_pingpong failed in libfabric's teardown after its run: $known"
+			prc=0
+		fi
+		if [ "$rc" -eq 0 ] && [ "$prc" = 0 ] &&
+			grep -Eq "$pattern" "$dir/$name.log" &&
+			grep -Eq "$pattern" "$dir/siw-$name.log" &&
+			no_failure "$known" "$dir/$name.log" "$dir/siw-$name.log"; then
+			cell "$scen/$name" ok
+		else
+			cell "$scen/$name" fail "ours $rc, siw's ${prc:-?}: $(tail -n 3 "$dir/$name.log") / $(tail -n 3 "$dir/siw-$name.log" 2>/dev/null)"
+		fi
+	done <"$dir/items"
+	wait "$guest_pid" || say "guest of $scen: $(cat "$dir/boot.log")"
+	guest_pid=
+	link_down
+}
+
+# no_failure LINE LOG...: no line of the LOGs but LINE speaks of a failure
+no_failure() {
+	local known=$1
+	shift
+	awk -v known="$known" '$0 == known { next }
+		tolower($0) ~ /fail|error|refused|reset|broken|mismatch/ { bad = 1 }
+		END { exit bad }' "$@"
+}
+
+# fi_teardown_failure LOG: LOG is Debian's fi_pingpong (libfabric 1.17) over
+# siw failing in its last step, after it printed its row, in one of the
+# two ways it also fails with siw at both ends and no libiwarp anywhere
+# (7 runs in 24 of RDM, 64 KiB, in the guest): a segmentation fault in
+# libfabric's CQ read, or an error completion of the RDM endpoint's own
+# traffic, "local QP operation error", siw's word for a send the TCP
+# connection refused as the peer closed.  Prints the line that says so.
+# The cell still needs every row and our side's clean end.
+fi_teardown_failure() {
+	awk '/^fi_pingpong:[0-9]+ terminated with signal 11 / {
+		line = $0
+		getline
+		if ($0 ~ /libfabric\.so\.1\(\+0xb7882\)/) found = line
+	}
+	$0 == "[error] util/pingpong.c:1119: cq_readerr: local QP operation error" {
+		found = $0
+	}
+	END { if (found == "") exit 1; print found }' "$1"
+}
+
+# rdma-core's rsockets over siw against rstream and riostream under
+# iwarp-run, each side serving in turn: blocking and non-blocking,
+# several sizes, the data verified (-T v); riostream's data goes by
+# riowrite into the peer's riomap.  The lines rstream prints are the
+# same at both ends.
+rsockets_items() {
+	local h=$link_host g=$link_guest
+	while IFS='|' read -r name args pattern; do
+		echo "$name-siw-serves|serve|7471|$args -p 7471|${args%% *} -s $g ${args#* } -p 7471|$pattern"
+		echo "$name-siw-connects|connect|7472|${args%% *} -s $h ${args#* } -p 7472|$args -p 7472|$pattern"
+	done <<'EOF'
+rstream-64|rstream -T v -S 64 -C 1000|^custom +64 +1k +1 
+rstream-64k-nonblocking|rstream -T n -T v -S 65536 -C 200|^custom +64k +200 +1 
+rstream-1m|rstream -T v -S 1000000 -C 20|^custom +976k +20 +1 
+riostream-4k|riostream -T v -S 4096 -C 200|^custom +4k +200 +1 
+riostream-1m|riostream -T v -S 1000000 -C 10|^custom +976k +10 +1 
+EOF
+}
+
+scenario_rsockets() {
+	link_scenario rsockets rsockets_items
+}
+
+# fi_pingpong (libfabric-bin) with libfabric's verbs provider, MSG
+# endpoints and RDM ones through ofi_rxm, each side serving in turn, a
+# few sizes, 10 round trips each, data checked (-c): both ends print the
+# row of their size with all 10 acknowledged.
+libfabric_items() {
+	local h=$link_host g=$link_guest ep prov size row pp
+	for ep in msg rdm; do
+		prov=verbs
+		[ "$ep" = rdm ] && prov="'verbs;ofi_rxm'"
+		for size in 64:64 65536:64k 1048576:1m; do
+			row=${size#*:} size=${size%:*}
+			pp="fi_pingpong -p $prov -e $ep -c -I 10 -S $size"
+			echo "$ep-$row-siw-serves|serve|7473|$pp -B 7473|$pp -P 7473 $g|^$row +10 +=10 "
+			echo "$ep-$row-siw-connects|connect|7474|$pp -P 7474 $h|$pp -B 7474|^$row +10 +=10 "
+		done
+	done
+}
+
+scenario_libfabric() {
+	link_scenario libfabric libfabric_items
 }
 
 # ---------------------------------------------------------------------------
 
 "$here/build-guest.sh" || { say "cannot build the guest"; exit 1; }
-for s in siw_server siw_client rdmacm perftest_server perftest_client \
-	compat_rping_server compat_rping_client compat_perftest_server \
-	compat_perftest_client side_by_side; do
+for s in siw_server siw_client rdmacm compat_rping_server \
+	compat_rping_client compat_perftest_server compat_perftest_client \
+	rsockets libfabric side_by_side; do
 	[[ $s =~ ${IWARP_INTEROP_ONLY:-.} ]] || continue
 	say "scenario ${s//_/-}"
 	"scenario_$s"
