@@ -50,12 +50,7 @@ perftest "$ns_b" server
 wait_tcp "$port" 0A "$ns_b" "perftest's server does not listen" "$work/server.out"
 perftest "$ns_a" client "$addr_b"
 # (perftest's output is buffered: its connections tell when it runs)
-n=0
-until in_a grep -Eqh " [0-9A-F]+:$(printf '%04X' "$port") 01 " /proc/net/tcp 	2>/dev/null; do
-	n=$((n + 1))
-	[ "$n" -lt 200 ] || fail "perftest's client did not connect: $(cat "$work/client.err")"
-	sleep 0.1
-done
+wait_connected "$port" "$ns_a" "perftest's client did not connect" "$work/client.err"
 sleep 2 # into the stream
 [ ! -e "$work/client.rc" ] || fail "the client ended early: $(tail -n 5 "$work/client.out")"
 drop=$(now_ms)

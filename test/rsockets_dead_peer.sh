@@ -46,12 +46,7 @@ rstream_in() {
 rstream_in "$ns_b" server
 wait_tcp "$port" 0A "$ns_b" "rstream's server does not listen" "$work/server.out"
 rstream_in "$ns_a" client -s "$addr_b"
-n=0
-until in_a grep -Eqh " [0-9A-F]+:$(printf '%04X' "$port") 01 " /proc/net/tcp 2>/dev/null; do
-	n=$((n + 1))
-	[ "$n" -lt 200 ] || fail "rstream's client did not connect: $(cat "$work/client.err")"
-	sleep 0.1
-done
+wait_connected "$port" "$ns_a" "rstream's client did not connect" "$work/client.err"
 sleep 2 # into the stream
 [ ! -e "$work/client.rc" ] || fail "the client ended early: $(cat "$work/client.out" "$work/client.err")"
 drop=$(now_ms)

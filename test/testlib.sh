@@ -119,6 +119,20 @@ wait_tcp() {
 	done
 }
 
+# A connection to port $1 established (from a client) in namespace $2,
+# else fail with $3 and the tail of $4
+wait_connected() {
+	_hex=$(printf '%04X' "$1")
+	_n=0
+	until in_ns "${2:-}" grep -Eqh \
+		"^ *[0-9]+: [0-9A-F]+:[0-9A-F]+ [0-9A-F]+:$_hex 01 " \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+		_n=$((_n + 1))
+		[ "$_n" -lt 200 ] || fail "${3:-nothing connected to port $1}${4:+: $(tail -n 5 "$4")}"
+		sleep 0.1
+	done
+}
+
 # $2... in namespace $1, or here when $1 is empty
 in_ns() {
 	_ns=$1
