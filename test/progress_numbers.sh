@@ -98,4 +98,8 @@ says iw_poll_cq.3 CQ_YIELD_AFTER \
 says iw_poll_cq.3 CQ_YIELD_GAP_NS \
 	"comes back more than $(ns_words "$(value CQ_YIELD_GAP_NS)") after"
 
+says iw_open.3 PROGRESS_THREADS_DEFAULT \
+	"IW_PROGRESS_THREADS; 0: $(value PROGRESS_THREADS_DEFAULT) */"
+says iw_open.3 PROGRESS_THREADS_MAX "(at most $(value PROGRESS_THREADS_MAX))"
+
 echo "progress_numbers: $checked phrases match verbs/progress_tuning.h"

@@ -120,8 +120,9 @@ int progress_start(struct iw_context *ctx, const struct iw_context_attr *attr)
 	if (attr && (attr->comp_mask & IW_CONTEXT_ATTR_PROGRESS)) {
 		mode = attr->progress;
 		if (mode == IW_PROGRESS_THREADS)
-			n = attr->progress_threads ? attr->progress_threads : 2;
-		if (mode > IW_PROGRESS_THREADS || n > 1024)
+			n = attr->progress_threads ? attr->progress_threads
+						  : PROGRESS_THREADS_DEFAULT;
+		if (mode > IW_PROGRESS_THREADS || n > PROGRESS_THREADS_MAX)
 			return -EINVAL;
 	}
 	if (attr && attr->base) {

@@ -8,6 +8,16 @@
 #ifndef IWARP_VERBS_PROGRESS_TUNING_H
 #define IWARP_VERBS_PROGRESS_TUNING_H
 
+/* ---- the library's threads (progress.c) --------------------------------- */
+
+/*
+ * IW_PROGRESS_THREADS with no count: two loops, the fewest that is more
+ * than the default mode's one.  At most PROGRESS_THREADS_MAX, a bound on
+ * a wrong count, not a tuned value.  iw_open(3): "0: 2", "at most 1024".
+ */
+#define PROGRESS_THREADS_DEFAULT 2
+#define PROGRESS_THREADS_MAX 1024
+
 /* ---- polls (cq.c) ------------------------------------------------------ */
 
 /*
