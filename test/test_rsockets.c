@@ -756,8 +756,14 @@ START_TEST(non_blocking_connect_reports_through_rpoll)
 	rclose(ls);
 	f.fd = rsocket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	f.revents = 0;
-	if (rconnect(f.fd, (struct sockaddr *)&a, sizeof(a)))
-		ck_assert_int_eq(errno, EINPROGRESS);
+	ck_assert_int_eq(rconnect(f.fd, (struct sockaddr *)&a, sizeof(a)), -1);
+	if (errno == ECONNREFUSED) {
+		/* the refusal came back before the call returned, as a
+		 * non-blocking connect(2) may report it too */
+		rclose(f.fd);
+		return;
+	}
+	ck_assert_int_eq(errno, EINPROGRESS);
 	ck_assert_int_eq(rpoll(&f, 1, 20000), 1);
 	ck_assert(f.revents & (POLLERR | POLLHUP));
 	len = sizeof(err);
