@@ -187,9 +187,11 @@ unsigned long tp_thread_reads(void)
  * Reads until the socket is empty (or a fair share is done): straight into
  * the owner's destination when it names one, the rest into the thread's
  * scratch buffer.  Stops when the owner shuts the transport from a
- * callback.
+ * callback.  Returns whether the socket had nothing more to give when it
+ * stopped: a read that came back short of what it asked for, or found
+ * nothing, or the end of the stream.
  */
-static void read_some(struct tp_conn *c)
+static bool read_some(struct tp_conn *c)
 {
 	uint8_t fallback[2048], *buf = rx_scratch();
 	size_t buf_len = buf ? TP_RXBUF : sizeof(fallback);
@@ -217,13 +219,13 @@ static void read_some(struct tp_conn *c)
 		if (r < 0) {
 			if (r != -EAGAIN && r != -EWOULDBLOCK)
 				c->ops->closed(c->arg, (int)r);
-			return;
+			return true;
 		}
 		if (r == 0) {
 			c->eof_seen = true;
 			event_del_noblock(c->rev);
 			c->ops->closed(c->arg, 0);
-			return;
+			return true;
 		}
 		thread_reads++;
 		c->rx_since_tx += (size_t)r;
@@ -239,26 +241,30 @@ static void read_some(struct tp_conn *c)
 		if (!c->shut && (size_t)r > direct)
 			c->ops->rx_feed(c->arg, buf, (size_t)r - direct);
 		if ((size_t)r < want)
-			return; /* drained */
+			return true; /* drained */
 	}
+	return c->shut;
 }
 
 /*
  * Takes what has arrived and sends what is due (replies, Read Responses,
  * a Terminate, what a full socket held back), without waiting.  Called
  * with the owner's lock held, from the loop or from a thread that polls.
+ * Returns whether the socket was read to its end (see read_some()).
  */
-void tp_poll(struct tp_conn *c)
+bool tp_poll(struct tp_conn *c)
 {
+	bool drained;
 	int rc = 0;
 
 	if (c->shut || c->connecting)
-		return;
-	read_some(c);
+		return true;
+	drained = read_some(c);
 	if (!c->shut)
 		rc = tp_kick(c);
 	if (rc && !c->shut)
 		c->ops->closed(c->arg, rc);
+	return drained;
 }
 
 /*

@@ -158,7 +158,7 @@ static inline bool tp_tx_waiting(const struct tp_conn *c)
 {
 	return c->tx_blocked;
 }
-void tp_poll(struct tp_conn *c);
+bool tp_poll(struct tp_conn *c);
 /* Reads in the calling thread that have brought data, ever: a thread
  * that waits tells from it whether a stream is still flowing to it. */
 unsigned long tp_thread_reads(void);

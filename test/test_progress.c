@@ -399,8 +399,14 @@ static _Thread_local bool loop_runner;
 static atomic_bool counting_reads;
 static atomic_int runner_reads;
 
+/* Reads by the calling thread, counted while it asks. */
+static _Thread_local bool counting_mine;
+static _Thread_local int my_reads;
+
 static void count_read(void)
 {
+	if (counting_mine)
+		my_reads++;
 	if (loop_runner && atomic_load(&counting_reads))
 		atomic_fetch_add(&runner_reads, 1);
 }
@@ -847,6 +853,54 @@ START_TEST(thread_mode_one_empty_poll_leaves_the_connection_to_the_loop)
 	require(writes == 2, "two posts after one empty poll wrote %d times",
 		writes);
 	burst_received(&e, 3);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* Reads the calling thread makes in one poll of @cq, which must be empty. */
+static int reads_of_empty_poll(struct iw_cq *cq)
+{
+	struct iw_wc wc;
+
+	my_reads = 0;
+	counting_mine = true;
+	ck_assert_int_eq(iw_poll_cq(cq, 1, &wc), 0);
+	counting_mine = false;
+	return my_reads;
+}
+
+/*
+ * The poll after one that read the connection's socket to its end and
+ * came back with a completion finds the CQ empty without reading the
+ * socket again (nothing can have come that its caller does not answer
+ * first); the poll after that reads.
+ */
+START_TEST(thread_mode_the_poll_after_a_drained_read_reads_nothing)
+{
+	enum { ROUNDS = 5 };
+	struct e2e e;
+	struct iw_wc wc;
+
+	burst_connect(&e, ROUNDS);
+	/* the server's empty polls take its connection from the loop */
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(iw_poll_cq(e.s.cq, 1, &wc), 0);
+	for (int i = 0; i < ROUNDS; i++) {
+		long long end = now_ms() + E2E_WAIT_MS;
+		int n, skipped, next;
+
+		burst_post(&e, i, 1);
+		while ((n = iw_poll_cq(e.s.cq, 1, &wc)) == 0)
+			require(now_ms() < end, "Send %d never came", i);
+		ck_assert_int_eq(n, 1);
+		ck_assert_uint_eq(wc.wr_id, 100 + i);
+		skipped = reads_of_empty_poll(e.s.cq);
+		next = reads_of_empty_poll(e.s.cq);
+		require(skipped == 0 && next >= 1,
+			"round %d: %d reads right after the completion, "
+			"%d in the poll after", i, skipped, next);
+		e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
+	}
 	e2e_teardown(&e);
 }
 END_TEST
@@ -1556,6 +1610,7 @@ static Suite *progress_suite(void)
 	tcase_add_test(tc, thread_mode_loops_sleep_once_data_stops);
 	tcase_add_test(tc, thread_mode_one_empty_poll_leaves_the_connection_to_the_loop);
 	tcase_add_test(tc, thread_mode_an_empty_poll_of_another_cq_counts_for_that_cq);
+	tcase_add_test(tc, thread_mode_the_poll_after_a_drained_read_reads_nothing);
 	tcase_add_test(tc, thread_mode_sends_the_rest_when_polls_stop);
 	tcase_add_test(tc, manual_mode_the_loop_leaves_a_polled_connection_alone);
 	tcase_add_test(tc, disconnect_sends_a_burst_first);

@@ -153,15 +153,19 @@ void conn_flush(struct iw_cm_id *id)
  * A thread that polls moves the stream on itself: what has arrived is
  * placed and completed, what is due is sent.  @waiting: it keeps finding
  * its CQ empty (see progress_hold()).  With the connection's lock.
+ * Returns whether the socket was read to its end.
  */
-void conn_progress(struct iw_cm_id *id, bool waiting)
+bool conn_progress(struct iw_cm_id *id, bool waiting)
 {
+	bool drained;
+
 	if (id->state != ID_CONNECTED || !id->has_tp)
-		return;
+		return true;
 	conn_flush(id); /* before the read: the peer waits for it */
-	tp_poll(&id->tp);
+	drained = tp_poll(&id->tp);
 	if (waiting && id->state == ID_CONNECTED)
 		progress_hold(id);
+	return drained;
 }
 
 static int conn_tx_gather(void *arg, struct iovec *iov, int max,

@@ -78,6 +78,7 @@ struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context)
 	atomic_init(&cq->tx, ring);
 	cq->rings = ring;
 	atomic_init(&cq->qps, none);
+	atomic_init(&cq->drained_poll, UINT32_MAX - 1); /* not before poll 0 */
 	grace_init(&cq->grace);
 	pthread_mutex_init(&cq->lock, NULL);
 	pthread_mutex_lock(&ctx->cqs_lock);
@@ -551,10 +552,15 @@ static int poll_empty(struct iw_cq *cq, uint32_t poll, int num_entries,
 					    memory_order_relaxed);
 	int n;
 
-	progress_cq(cq, poll, run > 0);
+	bool drained = progress_cq(cq, poll, run > 0);
+
 	n = take(cq, num_entries, wc);
-	if (n)
+	if (n) {
+		if (drained)
+			atomic_store_explicit(&cq->drained_poll, poll,
+					      memory_order_relaxed);
 		return n;
+	}
 	if (run < CQ_IDLE_HELP)
 		atomic_store_explicit(&cq->empty_run, ++run,
 				      memory_order_relaxed);
@@ -564,8 +570,26 @@ static int poll_empty(struct iw_cq *cq, uint32_t poll, int num_entries,
 }
 
 /*
+ * Whether poll number @poll, which found the CQ empty, may leave the
+ * sockets alone: the poll just before read each of them to its end and
+ * came back with completions.  What its caller does with them comes
+ * first (in a ping-pong the peer waits for the answer), and a program
+ * that polls until a poll comes back empty, as libfabric's verbs provider
+ * does after each completion, would otherwise pay a system call per
+ * message for nothing.  Only that one poll: the next reads.  Not the
+ * manual-mode loop's turn either.
+ */
+static bool just_drained(struct iw_cq *cq, uint32_t poll)
+{
+	return poll - 1 == atomic_load_explicit(&cq->drained_poll,
+						memory_order_relaxed) &&
+	       !progress_loop_due(cq, poll);
+}
+
+/*
  * Returns how many completions were copied to @wc (0..@num_entries).  An
- * empty CQ first gets its QPs' streams moved on in the calling thread.
+ * empty CQ first gets its QPs' streams moved on in the calling thread
+ * (but see just_drained()).
  */
 int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc);
 int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
@@ -584,14 +608,14 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 	if (atomic_load_explicit(&cq->tx_deferred, memory_order_relaxed))
 		progress_flush(cq); /* work posted since the last poll */
 	n = take(cq, num_entries, wc);
-	if (!n) {
+	if (!n && !just_drained(cq, poll)) {
 		n = poll_empty(cq, poll, num_entries, wc);
 		/* a CQ with no QP waits for no peer (CQ_YIELD_AFTER) */
 		yield = !n &&
 			atomic_load_explicit(&cq->empty_run, memory_order_relaxed) >=
 				CQ_YIELD_AFTER &&
 			atomic_load_explicit(&cq->qps, memory_order_relaxed)->n;
-	} else if (progress_due(poll)) {
+	} else if (n && progress_due(poll)) {
 		/* a CQ never empty (send completions) must not starve reads */
 		progress_cq(cq, poll, false);
 		if (n < num_entries)

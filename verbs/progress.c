@@ -557,16 +557,22 @@ static inline pthread_mutex_t *qp_trylock(struct iw_qp *qp)
 	return NULL;
 }
 
-/* Moves @qp's stream on in the calling thread, unless another is at it. */
-static void progress_qp(struct iw_qp *qp, bool waiting)
+/*
+ * Moves @qp's stream on in the calling thread, unless another is at it.
+ * Returns whether its socket was read to the end (not when another thread
+ * had it: that one may have left data behind).
+ */
+static bool progress_qp(struct iw_qp *qp, bool waiting)
 {
 	pthread_mutex_t *l = qp_trylock(qp);
+	bool drained = true;
 
 	if (!l)
-		return;
+		return false;
 	if (qp->id)
-		conn_progress(qp->id, waiting);
+		drained = conn_progress(qp->id, waiting);
 	pthread_mutex_unlock(l);
+	return drained;
 }
 
 /*
@@ -593,11 +599,17 @@ void progress_flush(struct iw_cq *cq)
 	}
 }
 
-/* Moves on the CQ's QPs, from the @start-th on. */
-static void progress_qps(struct cq_qps *qps, uint32_t start, bool waiting)
+/*
+ * Moves on the CQ's QPs, from the @start-th on.  Returns whether every
+ * socket was read to its end.
+ */
+static bool progress_qps(struct cq_qps *qps, uint32_t start, bool waiting)
 {
+	bool drained = true;
+
 	for (uint32_t i = 0; i < qps->n; i++)
-		progress_qp(qps->qp[(start + i) % qps->n], waiting);
+		drained &= progress_qp(qps->qp[(start + i) % qps->n], waiting);
+	return drained;
 }
 
 /*
@@ -626,21 +638,28 @@ static bool loop_due(uint32_t poll)
 	return poll % MANUAL_LOOP_EVERY == MANUAL_LOOP_EVERY - 1;
 }
 
+/* Whether look number @poll of @cq is the manual-mode loop's turn. */
+bool progress_loop_due(const struct iw_cq *cq, uint32_t poll)
+{
+	return cq->ctx->mode == IW_PROGRESS_MANUAL && loop_due(poll);
+}
+
 /*
  * Reads what has arrived for the CQ's QPs, at poll number @poll of the
  * CQ; @waiting when its polls keep finding it empty (see
  * progress_hold()).  Called inside the CQ's grace period, which keeps the
- * QPs (and their connections) alive.
+ * QPs (and their connections) alive.  Returns whether every QP's socket
+ * was read to its end.
  */
-void progress_cq(struct iw_cq *cq, uint32_t poll, bool waiting)
+bool progress_cq(struct iw_cq *cq, uint32_t poll, bool waiting)
 {
-	struct iw_context *ctx = cq->ctx;
 	struct cq_qps *qps = atomic_load(&cq->qps);
+	bool drained = progress_qps(qps, qp_rotate(cq, qps), waiting);
 
-	progress_qps(qps, qp_rotate(cq, qps), waiting);
 	/* the CQ's own count: threads polling CQs of their own share nothing */
-	if (ctx->mode == IW_PROGRESS_MANUAL && loop_due(poll))
-		manual_run(ctx, -1, 0, false);
+	if (progress_loop_due(cq, poll))
+		manual_run(cq->ctx, -1, 0, false);
+	return drained;
 }
 
 /*

@@ -190,6 +190,12 @@ struct iw_cq {
 	 * CQ_IDLE_HELP-th on help CQs nobody polls (progress_help()).
 	 */
 	atomic_uint empty_run;
+	/*
+	 * The number of the last poll that read every socket of the CQ's QPs
+	 * to its end and found completions: the poll after it, empty, need
+	 * not read again (just_drained() in cq.c).
+	 */
+	atomic_uint drained_poll;
 	atomic_bool armed;
 	atomic_bool solicited_only;
 	atomic_bool overrun;
@@ -400,7 +406,8 @@ void progress_hold(struct iw_cm_id *id);
 void progress_unhold(struct iw_cm_id *id);
 void progress_cq_armed(struct iw_cq *cq);
 void progress_in_loop(struct iw_context *ctx, void (*fn)(void *arg), void *arg);
-void progress_cq(struct iw_cq *cq, uint32_t poll, bool waiting);
+bool progress_cq(struct iw_cq *cq, uint32_t poll, bool waiting);
+bool progress_loop_due(const struct iw_cq *cq, uint32_t poll);
 void progress_flush(struct iw_cq *cq);
 void progress_help(struct iw_cq *idle);
 int progress_wait_fd(struct iw_context *ctx, int fd, int timeout_ms);
@@ -442,7 +449,7 @@ void conn_terminate_expired(struct iw_cm_id *id);
 void conn_kick(struct iw_cm_id *id);
 void conn_posted(struct iw_cm_id *id);
 void conn_flush(struct iw_cm_id *id);
-void conn_progress(struct iw_cm_id *id, bool waiting);
+bool conn_progress(struct iw_cm_id *id, bool waiting);
 void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 		      bool initiator);
 void conn_close(struct iw_cm_id *id, int err);
