@@ -108,27 +108,28 @@ free_port_pair() {
 # accepted), in namespace $3 if given; fails after 10 s, saying $4 if
 # given and then the end of log $5 if given.
 wait_tcp() {
-	_hex=$(printf '%04X' "$1")
-	_n=0
-	until in_ns "${3:-}" grep -Eqh \
-		"^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:[0-9A-F]+ $2 " \
-		/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
-		_n=$((_n + 1))
-		[ "$_n" -lt 100 ] || fail "${4:-${3:-127.0.0.1}:$1 never reached state $2}${5:+: $(tail -n 5 "$5")}"
-		sleep 0.1
-	done
+	wait_proc_tcp \
+		"^ *[0-9]+: [0-9A-F]+:$(printf '%04X' "$1") [0-9A-F]+:[0-9A-F]+ $2 " \
+		100 "${3:-}" "${4:-${3:-127.0.0.1}:$1 never reached state $2}" \
+		"${5:-}"
 }
 
 # A connection to port $1 established (from a client) in namespace $2,
 # else fail with $3 and the tail of $4
 wait_connected() {
-	_hex=$(printf '%04X' "$1")
+	wait_proc_tcp \
+		"^ *[0-9]+: [0-9A-F]+:[0-9A-F]+ [0-9A-F]+:$(printf '%04X' "$1") 01 " \
+		200 "${2:-}" "${3:-nothing connected to port $1}" "${4:-}"
+}
+
+# A line of /proc/net/tcp{,6} in namespace $3 that matches $1, within $2
+# tenths of a second, else fail with $4 and the tail of $5
+wait_proc_tcp() {
 	_n=0
-	until in_ns "${2:-}" grep -Eqh \
-		"^ *[0-9]+: [0-9A-F]+:[0-9A-F]+ [0-9A-F]+:$_hex 01 " \
-		/proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+	until in_ns "$3" grep -Eqh "$1" /proc/net/tcp /proc/net/tcp6 \
+		2>/dev/null; do
 		_n=$((_n + 1))
-		[ "$_n" -lt 200 ] || fail "${3:-nothing connected to port $1}${4:+: $(tail -n 5 "$4")}"
+		[ "$_n" -lt "$2" ] || fail "$4${5:+: $(tail -n 5 "$5")}"
 		sleep 0.1
 	done
 }
