@@ -64,6 +64,9 @@ v=$(ordinal "$(value CQ_BUSY_PROGRESS)")
 says iw_open.3 CQ_BUSY_PROGRESS "every $v poll of a CQ"
 says iw_poll_cq.3 CQ_BUSY_PROGRESS "Every $v poll of the CQ"
 
+says iw_poll_cq.3 CQ_DRAINED_FRESH_NS \
+	"comes within $(ns_words "$(value CQ_DRAINED_FRESH_NS)")"
+
 says iw_open.3 CQ_IDLE_HELP "empty $(value CQ_IDLE_HELP) polls in a row"
 
 v=$(value MANUAL_LOOP_EVERY)

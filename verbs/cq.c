@@ -556,9 +556,12 @@ static int poll_empty(struct iw_cq *cq, uint32_t poll, int num_entries,
 
 	n = take(cq, num_entries, wc);
 	if (n) {
-		if (drained)
+		if (drained) {
+			atomic_store_explicit(&cq->drained_ns, mono_ns(),
+					      memory_order_relaxed);
 			atomic_store_explicit(&cq->drained_poll, poll,
 					      memory_order_relaxed);
+		}
 		return n;
 	}
 	if (run < CQ_IDLE_HELP)
@@ -572,17 +575,18 @@ static int poll_empty(struct iw_cq *cq, uint32_t poll, int num_entries,
 /*
  * Whether poll number @poll, which found the CQ empty, may leave the
  * sockets alone: the poll just before read each of them to its end and
- * came back with completions.  What its caller does with them comes
- * first (in a ping-pong the peer waits for the answer), and a program
- * that polls until a poll comes back empty, as libfabric's verbs provider
- * does after each completion, would otherwise pay a system call per
- * message for nothing.  Only that one poll: the next reads.  Not the
- * manual-mode loop's turn either.
+ * came back with completions, within CQ_DRAINED_FRESH_NS.  What its
+ * caller does with them comes first (in a ping-pong the peer waits for
+ * the answer).  Only that one poll: the next reads.  Not the manual-mode
+ * loop's turn either.
  */
 static bool just_drained(struct iw_cq *cq, uint32_t poll)
 {
 	return poll - 1 == atomic_load_explicit(&cq->drained_poll,
 						memory_order_relaxed) &&
+	       mono_ns() - atomic_load_explicit(&cq->drained_ns,
+						memory_order_relaxed) <
+		       CQ_DRAINED_FRESH_NS &&
 	       !progress_loop_due(cq, poll);
 }
 

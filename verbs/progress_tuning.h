@@ -62,6 +62,17 @@
 #define CQ_YIELD_GAP_NS 50000LL
 
 /*
+ * The poll right after one that read every socket of the CQ to its end
+ * and returned completions skips the read if it finds the CQ empty (a
+ * program that polls until a poll comes back empty, as libfabric's verbs
+ * provider does, would pay a system call per message for nothing), but
+ * only if it comes within this long: a caller that came back later may
+ * well find data waiting.  A message's round trip takes longer than this
+ * even on loopback.  iw_poll_cq(3): 5 microseconds.
+ */
+#define CQ_DRAINED_FRESH_NS 5000LL
+
+/*
  * How many helping calls between two looks at who polls which CQ: a CQ
  * whose count of polls has not moved between looks has nobody polling it.
  */

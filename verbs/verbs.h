@@ -192,10 +192,12 @@ struct iw_cq {
 	atomic_uint empty_run;
 	/*
 	 * The number of the last poll that read every socket of the CQ's QPs
-	 * to its end and found completions: the poll after it, empty, need
-	 * not read again (just_drained() in cq.c).
+	 * to its end and found completions, and when it did: the poll after
+	 * it, empty and soon enough, need not read again (just_drained() in
+	 * cq.c).
 	 */
 	atomic_uint drained_poll;
+	_Atomic long long drained_ns;
 	atomic_bool armed;
 	atomic_bool solicited_only;
 	atomic_bool overrun;
