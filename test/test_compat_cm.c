@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
@@ -723,6 +724,116 @@ START_TEST(a_refused_connection_is_tried_again_until_the_server_listens)
 }
 END_TEST
 
+static long long ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* Reads @fd until its peer has closed it; false if it stays open. */
+static bool stream_ends(int fd)
+{
+	char buf[512];
+
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&p, 1, WAIT_MS) != 1)
+			return false;
+		n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			return true;
+	}
+}
+
+/*
+ * A peer takes the TCP connection and never answers the MPA Request
+ * (Linux siw's listener drops a connection that arrives while it is
+ * still being set up): after the 10 s siw's own initiator gives the
+ * Reply, UNREACHABLE with -ETIMEDOUT, the posted receive flushed once,
+ * the stream closed.  Then the application tears everything down and
+ * tries again on new objects, as perftest's retry does, once with
+ * rdma_destroy_qp() first and once destroying the identifier before
+ * its QP; the new connection moves data.
+ */
+START_TEST(an_unanswered_request_is_unreachable_and_a_new_try_connects)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	int silent = socket(AF_INET, SOCK_STREAM, 0);
+	struct pair p[2], q;
+	struct rdma_cm_event *e;
+	struct ibv_wc wc[2];
+	long long t0, waited;
+
+	ck_assert_int_ge(silent, 0);
+	ck_assert_int_eq(bind(silent, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(silent, 4), 0);
+	ck_assert_int_eq(getsockname(silent, (struct sockaddr *)&a, &l), 0);
+	t0 = ms_now();
+	for (int i = 0; i < 2; i++) {
+		memset(&p[i], 0, sizeof(p[i]));
+		client_start(&p[i], ntohs(a.sin_port));
+		post_recv(&p[i].c, 10 + i, 0, 64);
+		ck_assert_int_eq(rdma_connect(p[i].c.id, NULL), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct pollfd pf = { p[i].c.ch->fd, POLLIN, 0 };
+
+		require(poll(&pf, 1, 20000) == 1, "no CM event within 20 s");
+		ck_assert_int_eq(rdma_get_cm_event(p[i].c.ch, &e), 0);
+		ck_assert_msg(e->event == RDMA_CM_EVENT_UNREACHABLE,
+			      "event %s", rdma_event_str(e->event));
+		ck_assert_int_eq(e->status, -ETIMEDOUT);
+		ck_assert_int_eq(rdma_ack_cm_event(e), 0);
+		poll_n(p[i].c.cq, wc, 1);
+		ck_assert_uint_eq(wc[0].wr_id, 10 + i);
+		ck_assert_int_eq(wc[0].status, IBV_WC_WR_FLUSH_ERR);
+		ck_assert_int_eq(ibv_poll_cq(p[i].c.cq, 2, wc), 0);
+	}
+	waited = ms_now() - t0;
+	ck_assert_msg(waited >= 9500, "gave up after %lld ms", waited);
+	for (int i = 0; i < 2; i++) {
+		int fd = accept(silent, NULL, NULL);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_msg(stream_ends(fd), "connection %d left open", i);
+		close(fd);
+	}
+	close(silent);
+
+	side_free(&p[0].c);
+	{
+		struct ibv_qp *qp = p[1].c.id->qp;
+
+		ck_assert_int_eq(rdma_destroy_id(p[1].c.id), 0);
+		ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+		p[1].c.id = NULL;
+		side_free(&p[1].c);
+	}
+
+	connect_pair(&q);
+	post_recv(&q.s, 2, 0, 64);
+	{
+		struct ibv_sge sg = { (uintptr_t)q.c.buf, 16, q.c.mr->lkey };
+		struct ibv_send_wr w = { .wr_id = 3, .sg_list = &sg,
+					 .num_sge = 1, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED };
+
+		post(&q.c, &w);
+	}
+	poll_n(q.c.cq, wc, 1);
+	wc_ok(&wc[0], 3, IBV_WC_SEND, 16);
+	poll_n(q.s.cq, wc, 1);
+	wc_ok(&wc[0], 2, IBV_WC_RECV, 16);
+	pair_disconnect_free(&q);
+}
+END_TEST
+
 /* rdma_reject() with private data: the client sees both. */
 START_TEST(reject_carries_private_data)
 {
@@ -1415,6 +1526,7 @@ static Suite *compat_cm_suite(void)
 	tcase_add_loop_test(tc,
 			    a_refused_connection_is_tried_again_until_the_server_listens,
 			    0, 2);
+	tcase_add_test(tc, an_unanswered_request_is_unreachable_and_a_new_try_connects);
 	tcase_add_test(tc, reject_carries_private_data);
 	tcase_add_test(tc, iwarp_mpa_rev_1_connects_without_ird_ord_words);
 	tcase_add_test(tc, iwarp_mpa_rev_1_on_the_server_refuses_a_peer_to_peer_client);

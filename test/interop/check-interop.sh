@@ -435,8 +435,35 @@ perftest_cell() {
 		printf 'note: %s/%s: no rate, a perftest clock uncalibrated\n' "$1" "$name"
 		cell "$1/$name" ok
 	else
-		cell "$1/$name" fail "perftest over libiwarp $rc, siw's perftest ${prc:-?}: $(tail -n 4 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
+		cell "$1/$name" fail "perftest over libiwarp $rc$(perftest_retry_crash "$rc" "$dir/$name.log"), siw's perftest ${prc:-?}: $(tail -n 4 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
 	fi
+}
+
+# perftest_retry_crash RC LOG: a word on a SIGSEGV after a failed
+# connection: perftest up to 4.5-0.17 retries with the rdma_cm objects
+# it has just destroyed (see iwarp-compat(7)), so the failure to look
+# at is the event its log shows before
+perftest_retry_crash() {
+	local ev
+	[ "$1" -eq 139 ] || return 0
+	ev=$(grep -m 1 '^Event: RDMA_CM_EVENT_' "$2" 2>/dev/null) || return 0
+	printf ' (SIGSEGV in perftest'"'"'s own retry after "%s")' "$ev"
+}
+
+# siw_lost_connections: which guests' siw lost a connection on a
+# listener.  A connection that completes while siw_create_listen() is
+# still setting the listener up is dropped by siw's accept work (the
+# endpoint is not LISTENING yet) and stays unaccepted: its MPA Request
+# is never answered (our side: UNREACHABLE -110 after 10 s), and the
+# listener's reference count goes wrong, which siw_destroy_listen()
+# warns of in dmesg.
+siw_lost_connections() {
+	local f
+	for f in "$work"/*/dmesg.log; do
+		grep -qs 'siw_destroy_listen' "$f" &&
+			say "${f%/dmesg.log}: siw warned in siw_destroy_listen: its listener lost a connection, whose MPA Request went unanswered"
+	done
+	return 0
 }
 
 # ---- librdmacm's examples: ucmatose, rdma_server / rdma_client ------------
@@ -986,5 +1013,6 @@ for s in siw_server siw_client rdmacm compat_rping_server \
 	say "scenario ${s//_/-}"
 	"scenario_$s"
 done
+siw_lost_connections
 say "$passed passed, $failed failed${failures:+:$failures}"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
