@@ -188,7 +188,11 @@ def fabric:
 	  fab_row("64 KiB bandwidth, verbs;ofi_rxm (rdm) / tcp (msg)"; "fab_verbs_rxm_64k"; "fab_tcp_msg_64k"; false; 1.0),
 	  fab_row("1 MiB bandwidth, verbs;ofi_rxm (rdm) / tcp;ofi_rxm (rdm)"; "fab_verbs_rxm_1m"; "fab_tcp_rxm_1m"; false; 1.0),
 	  fab_row("1 MiB bandwidth, verbs;ofi_rxm (rdm) / tcp (msg)"; "fab_verbs_rxm_1m"; "fab_tcp_msg_1m"; false; 1.0),
-	  fab_row("8 B latency, verbs (msg) / iwarp-perf 8 B Send"; "fab_verbs_msg_8"; "fab_perf_send_8"; true; 1.2)]};
+	  fab_row("8 B latency, verbs (msg) / iwarp-perf 8 B Send"; "fab_verbs_msg_8"; "fab_perf_send_8"; true; 1.2),
+	  # the same endpoint type on both sides: no rxm protocol on either
+	  fab_row("8 B latency, verbs (msg) / tcp (msg)"; "fab_verbs_msg_8"; "fab_tcp_msg_8"; true; 1.0),
+	  fab_row("64 KiB bandwidth, verbs (msg) / tcp (msg)"; "fab_verbs_msg_64k"; "fab_tcp_msg_64k"; false; 1.0),
+	  fab_row("1 MiB bandwidth, verbs (msg) / tcp (msg)"; "fab_verbs_msg_1m"; "fab_tcp_msg_1m"; false; 1.0)]};
 def rstreams:
 	[rstream_row("64 KiB bandwidth (rstream -S 65536 -C 20000)"; "rs_bw_64k"; "rs_tcp_bw_64k"; false; 0.8),
 	 rstream_row("64 B ping-pong, half round trip (rstream -T b -S 64 -C 1)"; "rs_lat_64"; "rs_tcp_lat_64"; true; 1.5)];
