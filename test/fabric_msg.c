@@ -287,17 +287,21 @@ int msg_victim(const char *addr, const char *port)
 	open_client(&e, hints, addr, port);
 	open_ep(&e, e.info);
 	mr = reg(&e, buf, 65536, FI_SEND | FI_RECV);
-	ok(fi_connect(e.ep, e.info->dest_addr, NULL, 0), "fi_connect");
-	expect_event(e.eq, FI_CONNECTED, &cm, sizeof(cm));
-	printf("connected\n");
-	/* the next receive is posted before the echo goes out (iWARP drops
-	 * a message that finds none) */
+	/*
+	 * Every receive is posted before the Send it is for can come (iWARP
+	 * ends a connection on a message that finds none): the first before
+	 * connecting, as the survivor sends as soon as it is connected; the
+	 * next before the echo goes out.
+	 */
 	{
 		struct op rx[2] = { { .what = "victim's receive" } };
 		int cur = 0;
 
 		POST(&e, "fi_recv", fi_recv(e.ep, buf, 32768, fi_mr_desc(mr), 0,
 					    &rx[0]));
+		ok(fi_connect(e.ep, e.info->dest_addr, NULL, 0), "fi_connect");
+		expect_event(e.eq, FI_CONNECTED, &cm, sizeof(cm));
+		printf("connected\n");
 		for (;;) {
 			struct op s = { .what = "victim's echo" };
 
