@@ -875,12 +875,13 @@ static int reads_of_empty_poll(struct iw_cq *cq)
  * socket again, when it comes within CQ_DRAINED_FRESH_NS (nothing can
  * have come that its caller does not answer first); the poll after that
  * reads, and so does one that comes a millisecond late.  A poll that
- * comes straight after may still be late on a loaded machine: most
- * rounds must show the skip, every round the reads.
+ * comes straight after may still come late on a loaded machine or under
+ * the sanitizers (2 of 6 there): some rounds must show the skip (none
+ * does without it), every round the reads.
  */
 START_TEST(thread_mode_the_poll_after_a_drained_read_reads_nothing)
 {
-	enum { ROUNDS = 12 };
+	enum { ROUNDS = 16 };
 	struct timespec late = { 0, 1000000L };
 	struct e2e e;
 	struct iw_wc wc;
@@ -913,8 +914,8 @@ START_TEST(thread_mode_the_poll_after_a_drained_read_reads_nothing)
 			"completion did not read", i);
 		e2e_poll(e.c.cq, &wc, 1, E2E_WAIT_MS);
 	}
-	require(skips >= ROUNDS / 2 - 1, "%d of %d polls right after a "
-		"completion left the socket alone", skips, ROUNDS / 2);
+	require(skips >= 1, "%d of %d polls right after a completion left "
+		"the socket alone", skips, ROUNDS / 2);
 	e2e_teardown(&e);
 }
 END_TEST
