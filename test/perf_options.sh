@@ -191,7 +191,11 @@ traced_run watch "lat write: 1 QP, depth 1, watching memory only" "8 *500" \
 	-m lat -t write -s 8 -n 500 --watch-only
 flags=$(tshark_r "$work/watch.pcap" -Y "iwarp_mpa.req" -T fields \
 	-e iwarp_mpa.privatedata | cut -c23-24)
-[ "$flags" = 04 ] || fail "--watch-only: Request flags $flags"
+# (once tshark found no Request in this trace: say what the trace held)
+[ "$flags" = 04 ] || fail "--watch-only: Request flags '$flags'; the trace \
+($(wc -c <"$work/watch.pcap") octets): $("$abs_top_builddir/tools/iwarp-dump" \
+	"$work/watch.pcap" 2>&1 | head -n 4); tshark: $("$TSHARK" -r \
+	"$work/watch.pcap" 2>/dev/null | head -n 4)"
 port=$(free_port_pair)
 timeout 60 "$perf" -B 127.0.0.1 -p "$port" --progress manual \
 	2>"$work/server.err" &
