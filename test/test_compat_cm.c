@@ -146,6 +146,20 @@ static void client_start(struct pair *p, uint16_t port)
 	side_qp(&p->c, id);
 }
 
+/* A listener and a client that connects to it: the server's request. */
+static struct rdma_cm_event *connect_request(struct pair *p)
+{
+	struct rdma_cm_event *e;
+
+	memset(p, 0, sizeof(*p));
+	listen_on(p);
+	client_start(p, p->port);
+	ck_assert_int_eq(rdma_connect(p->c.id, NULL), 0);
+	e = next_event(p->s.ch);
+	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	return e;
+}
+
 /*
  * A connected pair: the request carries the client's private data and
  * Read depths, both sides see ESTABLISHED with their addresses filled.
@@ -840,12 +854,7 @@ START_TEST(reject_carries_private_data)
 	struct rdma_cm_event *e;
 	struct pair p;
 
-	memset(&p, 0, sizeof(p));
-	listen_on(&p);
-	client_start(&p, p.port);
-	ck_assert_int_eq(rdma_connect(p.c.id, NULL), 0);
-	e = next_event(p.s.ch);
-	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	e = connect_request(&p);
 	ck_assert_int_eq(rdma_reject(e->id, "go away", 7), 0);
 	ck_assert_int_eq(rdma_destroy_id(e->id), 0);
 	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
@@ -924,12 +933,7 @@ START_TEST(iwarp_mpa_rev_1_on_the_server_refuses_a_peer_to_peer_client)
 	struct rdma_cm_event *e;
 	struct pair p;
 
-	memset(&p, 0, sizeof(p));
-	listen_on(&p);
-	client_start(&p, p.port);
-	ck_assert_int_eq(rdma_connect(p.c.id, NULL), 0);
-	e = next_event(p.s.ch);
-	ck_assert_int_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	e = connect_request(&p);
 	side_qp(&p.s, e->id);
 	ck_assert_int_eq(rdma_ack_cm_event(e), 0);
 	ck_assert_int_eq(setenv("IWARP_MPA_REV", "1", 1), 0);

@@ -95,6 +95,17 @@ static struct conn one_pair(void)
 	return k;
 }
 
+/* The next strlen(@want) octets of @fd, waited for, are @want. */
+static void expect_text(int fd, const char *want)
+{
+	char got[64];
+	size_t n = strlen(want);
+
+	ck_assert_uint_le(n, sizeof(got));
+	ck_assert_int_eq(rrecv(fd, got, n, MSG_WAITALL), (ssize_t)n);
+	ck_assert_int_eq(memcmp(got, want, n), 0);
+}
+
 static void nonblock(int fd)
 {
 	ck_assert_int_eq(rfcntl(fd, F_SETFL, rfcntl(fd, F_GETFL) | O_NONBLOCK), 0);
@@ -321,8 +332,7 @@ START_TEST(shutdown_of_one_direction)
 
 	ck_assert_int_eq(rsend(k.c, "last", 4, 0), 4);
 	ck_assert_int_eq(rshutdown(k.c, SHUT_WR), 0);
-	ck_assert_int_eq(rrecv(k.s, buf, 4, MSG_WAITALL), 4);
-	ck_assert_int_eq(memcmp(buf, "last", 4), 0);
+	expect_text(k.s, "last");
 	ck_assert_int_eq(rrecv(k.s, buf, sizeof(buf), 0), 0);
 	errno = 0;
 	ck_assert_int_eq(rsend(k.c, "x", 1, MSG_NOSIGNAL), -1);
@@ -331,8 +341,7 @@ START_TEST(shutdown_of_one_direction)
 	f.fd = k.c;
 	ck_assert_int_eq(rpoll(&f, 1, 5000), 1);
 	ck_assert(f.revents & POLLIN);
-	ck_assert_int_eq(rrecv(k.c, buf, 4, MSG_WAITALL), 4);
-	ck_assert_int_eq(memcmp(buf, "back", 4), 0);
+	expect_text(k.c, "back");
 	rclose(k.s);
 	ck_assert_int_eq(rrecv(k.c, buf, sizeof(buf), 0), 0);
 	rclose(k.c);
@@ -575,12 +584,7 @@ START_TEST(keepalive_options_reach_the_connection_below)
 
 	/* and the stream still carries data both ways */
 	ck_assert_int_eq(rsend(k.c, "ping", 4, 0), 4);
-	{
-		char b[4];
-
-		ck_assert_int_eq(rrecv(k.s, b, 4, MSG_WAITALL), 4);
-		ck_assert_int_eq(memcmp(b, "ping", 4), 0);
-	}
+	expect_text(k.s, "ping");
 	rclose(k.c);
 	rclose(k.s);
 }
@@ -623,11 +627,9 @@ START_TEST(fork_leaves_the_parent_working_and_the_child_a_clean_error)
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "the child's calls did not fail as they should");
 	/* the parent's stream: what was sent before, and more both ways */
-	ck_assert_int_eq(rrecv(k.s, b, 6, MSG_WAITALL), 6);
-	ck_assert_int_eq(memcmp(b, "before", 6), 0);
+	expect_text(k.s, "before");
 	ck_assert_int_eq(rsend(k.s, "after", 5, 0), 5);
-	ck_assert_int_eq(rrecv(k.c, b, 5, MSG_WAITALL), 5);
-	ck_assert_int_eq(memcmp(b, "after", 5), 0);
+	expect_text(k.c, "after");
 	rclose(k.c);
 	rclose(k.s);
 }
