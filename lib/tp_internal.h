@@ -19,6 +19,9 @@ int tp_tcp_socket(int family);
 int tp_connect_socket(int family);
 int tp_socket_setup(int fd);
 int tp_apply_timeouts(int fd, const struct tp_timeouts *t);
+void tp_acks_start(struct tp_acks *a, int fd);
+bool tp_acks_wait_more(struct tp_acks *a, int fd);
+void tp_socket_linger(int fd);
 void tp_fill_addrs(struct tp_conn *c);
 
 /* tp_trace.c */

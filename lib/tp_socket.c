@@ -4,16 +4,22 @@
  * octets: names resolved to addresses, sockets made by the system call
  * itself, the options set on them (TCP_NODELAY, the dead-peer timeouts,
  * the receive window) and what is read back from the kernel (addresses,
- * MSS, path MTU, how long the peer has been silent).  None of it is on
- * the data path; transport.c moves the octets.
+ * MSS, path MTU, how long the peer has been silent, what it has not
+ * acknowledged yet), and the wait for those acknowledgements before a
+ * socket closes.  None of it is on the data path; transport.c moves the
+ * octets.
  */
 #include <errno.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/error.h"
@@ -214,6 +220,110 @@ int64_t tp_silence_ms(const struct tp_conn *c)
 	return ti.tcpi_last_data_recv < ti.tcpi_last_ack_recv
 		       ? ti.tcpi_last_data_recv
 		       : ti.tcpi_last_ack_recv;
+}
+
+/*
+ * Octets written and not yet acknowledged by the peer.  After shutdown()
+ * the kernel counts our FIN among them until the peer acknowledges it; a
+ * FIN is nothing to wait for.
+ */
+static int unacked_octets(int fd)
+{
+	struct tcp_info ti;
+	socklen_t l = sizeof(ti);
+	int q;
+
+	if (ioctl(fd, SIOCOUTQ, &q) ||
+	    getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l))
+		return 0;
+	if (ti.tcpi_state == TCP_FIN_WAIT1 || ti.tcpi_state == TCP_CLOSING ||
+	    ti.tcpi_state == TCP_LAST_ACK)
+		q--;
+	return q > 0 ? q : 0;
+}
+
+/*
+ * Reads and drops what the peer sent; false once its stream ended or
+ * failed.  A few reads a round: a peer that sends on and on must not
+ * hold the caller past its bound.
+ */
+static bool drop_incoming(int fd)
+{
+	uint8_t sink[8192];
+
+	for (int i = 0; i < 32; i++) {
+		ssize_t r = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+
+		if (r <= 0)
+			return r < 0 && (errno == EAGAIN || errno == EINTR);
+	}
+	return true;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Starts waiting for the peer to acknowledge what @fd holds. */
+void tp_acks_start(struct tp_acks *a, int fd)
+{
+	a->start_ms = a->progress_ms = now_ms();
+	a->unacked = unacked_octets(fd);
+	a->look_ms = 1;
+}
+
+/*
+ * Whether there is still something unacknowledged worth waiting for:
+ * false once everything is acknowledged, or the peer has acknowledged
+ * nothing for TP_LINGER_STALL_MS, or after TP_LINGER_MAX_MS.  The looks
+ * come further apart (a->look_ms) while nothing changes: an
+ * acknowledgement wakes nobody.
+ */
+bool tp_acks_wait_more(struct tp_acks *a, int fd)
+{
+	int64_t t = now_ms();
+	int n = unacked_octets(fd);
+
+	if (n < a->unacked) {
+		a->unacked = n;
+		a->progress_ms = t;
+		a->look_ms = 1;
+	} else if (a->look_ms < 16) {
+		a->look_ms *= 2;
+	}
+	return a->unacked > 0 && t - a->progress_ms < TP_LINGER_STALL_MS &&
+	       t - a->start_ms < TP_LINGER_MAX_MS;
+}
+
+/*
+ * A socket closed while the peer still sends answers it with a reset, and
+ * the reset drops what of ours the peer has not acknowledged: the end of
+ * a stream whose sends the application saw complete (they complete once
+ * the kernel holds their octets).  So the socket stays open while the
+ * peer acknowledges, and what it sends meanwhile is read and dropped, as
+ * nobody is left to take it.  A socket with nothing unacknowledged
+ * returns at once.
+ */
+void tp_socket_linger(int fd)
+{
+	struct tp_acks a;
+	bool reading = true;
+
+	tp_acks_start(&a, fd);
+	while (a.unacked > 0) {
+		struct pollfd p = { reading ? fd : -1, POLLIN, 0 };
+
+		if (poll(&p, 1, a.look_ms) > 0 && (p.revents & POLLERR))
+			return;
+		if (p.revents & (POLLIN | POLLHUP))
+			reading = drop_incoming(fd);
+		if (!tp_acks_wait_more(&a, fd))
+			return;
+	}
 }
 
 /*

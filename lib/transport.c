@@ -513,20 +513,74 @@ int tp_adopt(struct tp_conn *c, struct event_base *base, int fd,
 	return 0;
 }
 
+static void send_fin(struct tp_conn *c)
+{
+	if (c->fin_sent)
+		return;
+	c->fin_sent = true;
+	shutdown(c->fd, SHUT_WR);
+}
+
+static void on_fin_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct tp_conn *c = arg;
+	struct timeval tv = { 0, 0 };
+
+	(void)fd;
+	(void)what;
+	if (!tp_acks_wait_more(&c->fin_acks, c->fd)) {
+		send_fin(c);
+		return;
+	}
+	tv.tv_usec = c->fin_acks.look_ms * 1000;
+	evtimer_add(c->fin_timer, &tv);
+}
+
 /*
  * No more callbacks into the owner; the socket sends what it already holds
- * and a FIN.  Called with the owner's lock held; tp_free() comes later.
+ * and then a FIN.  The FIN waits until the peer has acknowledged the rest
+ * (within the bounds of tp_acks_wait_more()): riding on the last data it
+ * reaches an iWARP peer together with them, and siw may act on the FIN
+ * (its QP fails) before it has taken those data from its socket.  Called
+ * with the owner's lock held; tp_free() comes later.
  */
 void tp_shutdown(struct tp_conn *c)
 {
+	struct timeval tv = { 0, 1000 };
+
 	if (c->shut)
 		return;
 	c->shut = true;
 	event_del_noblock(c->rev);
 	event_del_noblock(c->wev);
 	c->write_armed = false;
-	shutdown(c->fd, SHUT_WR);
+	tp_acks_start(&c->fin_acks, c->fd);
+	if (c->fin_acks.unacked && !c->fin_timer)
+		c->fin_timer = evtimer_new(c->base, on_fin_timer, c);
+	if (c->fin_acks.unacked && c->fin_timer)
+		evtimer_add(c->fin_timer, &tv);
+	else
+		send_fin(c);
 	tp_trace_end(c);
+}
+
+/*
+ * After tp_shutdown() of a connection given up for good, before
+ * tp_free(): the peer acknowledges what it has not yet (see
+ * tp_socket_linger()), and the FIN goes if it has not.  Waits for a
+ * callback in flight first, as the socket is read here.  No lock held;
+ * blocks, so never in the loop.
+ */
+void tp_linger(struct tp_conn *c)
+{
+	if (!c->rev || !c->shut)
+		return;
+	event_del(c->rev);
+	event_del(c->wev);
+	if (c->fin_timer)
+		event_del(c->fin_timer);
+	tp_socket_linger(c->fd);
+	send_fin(c);
 }
 
 /* Waits for a callback in flight, then releases everything.  No lock held. */
@@ -536,7 +590,10 @@ void tp_free(struct tp_conn *c)
 		return;
 	event_free(c->rev);
 	event_free(c->wev);
+	if (c->fin_timer)
+		event_free(c->fin_timer);
 	c->rev = c->wev = NULL;
+	c->fin_timer = NULL;
 	tp_trace_end(c);
 	close(c->fd);
 	free(c->next_addrs);

@@ -8,8 +8,9 @@
  *
  * Locking: every callback runs between ops->lock() and ops->unlock(); the
  * owner calls tp_kick(), tp_poll() and tp_shutdown() with that lock held
- * and tp_free() without it.  tp_poll() lets a thread other than the
- * loop's move the connection on: it runs the same callbacks.
+ * and tp_linger() and tp_free() without it.  tp_poll() lets a thread
+ * other than the loop's move the connection on: it runs the same
+ * callbacks.
  */
 #ifndef IW_LIB_TRANSPORT_H
 #define IW_LIB_TRANSPORT_H
@@ -90,6 +91,17 @@ struct tp_timeouts {
 	uint32_t keepalive_idle_s, keepalive_interval_s, keepalive_count;
 };
 
+/*
+ * Waiting for the peer to acknowledge what the socket holds: while it
+ * keeps acknowledging, within the bounds below (tp_acks_*() in
+ * tp_socket.c).
+ */
+struct tp_acks {
+	int64_t start_ms, progress_ms;
+	int unacked;
+	int look_ms; /* how long until the next look */
+};
+
 struct tp_conn {
 	int fd;
 	struct tp_timeouts timeouts; /* given to every socket of it */
@@ -110,6 +122,11 @@ struct tp_conn {
 	size_t rx_since_tx; /* octets read since we last sent */
 	bool polled;	 /* a thread polls it: the loop watches nothing */
 	bool shut; /* no more callbacks into the owner */
+	/* after tp_shutdown(): the FIN leaves once the peer has acknowledged
+	 * every octet before it, looked at on this timer */
+	struct event *fin_timer;
+	struct tp_acks fin_acks;
+	bool fin_sent;
 	bool eof_seen;
 	struct tp_trace *trace;
 	struct pcapw_flow flow;
@@ -172,6 +189,14 @@ int tp_set_timeouts(struct tp_conn *c, const struct tp_timeouts *t);
 /* Milliseconds since anything came from the peer, or -1. */
 int64_t tp_silence_ms(const struct tp_conn *c);
 void tp_shutdown(struct tp_conn *c);
+/*
+ * The FIN after tp_shutdown(), and tp_linger(), wait while the peer
+ * acknowledges what we sent: at most TP_LINGER_STALL_MS in which it
+ * acknowledges nothing, TP_LINGER_MAX_MS in all.
+ */
+#define TP_LINGER_STALL_MS 500
+#define TP_LINGER_MAX_MS 5000
+void tp_linger(struct tp_conn *c);
 void tp_free(struct tp_conn *c);
 
 int tp_listen(struct tp_listener *tl, struct event_base *base,

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The manual pages quote the numbers of the progress model as
-# verbs/progress_tuning.h sets them: each constant's value, in the words a
+# verbs/progress_tuning.h sets them, and those of a connection's close as
+# lib/transport.h does: each constant's value, in the words a
 # page uses for it, is found in that page.  A constant changed without its
 # page (or a page reworded without its constant) fails here, naming both.
 set -eu
@@ -105,4 +106,14 @@ says iw_open.3 PROGRESS_THREADS_DEFAULT \
 	"IW_PROGRESS_THREADS; 0: $(value PROGRESS_THREADS_DEFAULT) */"
 says iw_open.3 PROGRESS_THREADS_MAX "(at most $(value PROGRESS_THREADS_MAX))"
 
-echo "progress_numbers: $checked phrases match verbs/progress_tuning.h"
+# a connection's FIN, and a destroyed one's socket, wait for the peer's
+# acknowledgements
+tuning="$top/lib/transport.h"
+says iw_create_id.3 TP_LINGER_STALL_MS \
+	"acknowledges nothing for $(value TP_LINGER_STALL_MS) ms"
+says iw_create_id.3 TP_LINGER_MAX_MS \
+	"after $(($(value TP_LINGER_MAX_MS) / 1000)) s in all"
+v="$(value TP_LINGER_STALL_MS) ms, or after $(($(value TP_LINGER_MAX_MS) / 1000)) s"
+says iw_connect.3 TP_LINGER_STALL_MS "has acknowledged nothing for $v"
+
+echo "progress_numbers: $checked phrases match verbs/progress_tuning.h and lib/transport.h"

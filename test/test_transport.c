@@ -10,6 +10,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -524,6 +526,148 @@ START_TEST(replies_to_short_requests_are_left_to_the_kernel)
 }
 END_TEST
 
+/* ---- closing ----------------------------------------------------------- */
+
+/* Fills the socket and the peer's receive buffer; returns the octets written. */
+static size_t fill(int fd)
+{
+	static uint8_t chunk[65536];
+	size_t sent = 0;
+	ssize_t w;
+
+	for (size_t i = 0; i < sizeof(chunk); i++)
+		chunk[i] = (uint8_t)(i * 13);
+	while ((w = write(fd, chunk, sizeof(chunk))) > 0)
+		sent += (size_t)w;
+	ck_assert(errno == EAGAIN || errno == EWOULDBLOCK);
+	return sent;
+}
+
+struct late_peer {
+	int fd;
+	size_t got;  /* octets read before the stream ended */
+	int end;     /* 0: the stream ended with a FIN; else the errno */
+};
+
+/*
+ * A peer slower than us: it answers a while after we closed (a credit, an
+ * acknowledgement of its own), then reads what we sent, to its end.
+ */
+static void *late_peer_reads(void *arg)
+{
+	static uint8_t buf[65536];
+	struct late_peer *p = arg;
+	ssize_t n;
+
+	usleep(100 * 1000);
+	ck_assert_int_eq(write(p->fd, "late", 4), 4);
+	while ((n = read(p->fd, buf, sizeof(buf))) > 0)
+		p->got += (size_t)n;
+	p->end = n ? errno : 0;
+	return NULL;
+}
+
+/*
+ * A connection closed while its last octets still wait in the socket for
+ * a slow peer: the peer gets every one of them and then the end of the
+ * stream, although it sent something after the close (a socket closed
+ * under incoming data answers with a reset, which drops what is queued).
+ */
+START_TEST(a_closed_connection_delivers_what_the_peer_has_not_acknowledged)
+{
+	struct late_peer peer;
+	pthread_t t;
+	struct link l;
+	size_t sent;
+
+	link_open(&l);
+	sent = fill(l.fd);
+	peer = (struct late_peer){ .fd = l.peer };
+	ck_assert_int_eq(pthread_create(&t, NULL, late_peer_reads, &peer), 0);
+	tp_shutdown(&l.c);
+	tp_linger(&l.c);
+	tp_free(&l.c);
+	pthread_join(t, NULL);
+	ck_assert_msg(peer.end == 0, "the peer's stream ended with %s",
+		      strerror(peer.end));
+	ck_assert_uint_eq(peer.got, sent);
+	close(l.peer);
+	event_base_free(l.base);
+	free(l.o.place);
+}
+END_TEST
+
+static int tcp_state(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len), 0);
+	return ti.tcpi_state;
+}
+
+/*
+ * The FIN waits until the peer has acknowledged the data before it: not
+ * sent while the peer takes nothing, sent (and seen after every octet)
+ * once it has taken them, with nothing but the loop running.
+ */
+START_TEST(the_fin_waits_until_the_data_before_it_are_acknowledged)
+{
+	static uint8_t buf[65536];
+	size_t sent, got = 0;
+	struct link l;
+	ssize_t n = -1;
+
+	link_open(&l);
+	sent = fill(l.fd);
+	tp_shutdown(&l.c);
+	for (int i = 0; i < 10; i++) {
+		event_base_loop(l.base, EVLOOP_NONBLOCK);
+		usleep(2000);
+	}
+	ck_assert_int_eq(tcp_state(l.fd), TCP_ESTABLISHED);
+	ck_assert_int_eq(fcntl(l.peer, F_SETFL, O_NONBLOCK), 0);
+	for (int i = 0; i < 5000 && n != 0; i++) {
+		while ((n = read(l.peer, buf, sizeof(buf))) > 0)
+			got += (size_t)n;
+		event_base_loop(l.base, EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+	ck_assert_msg(n == 0, "no end of the stream after %zu octets", got);
+	ck_assert_uint_eq(got, sent);
+	tp_free(&l.c);
+	close(l.peer);
+	event_base_free(l.base);
+	free(l.o.place);
+}
+END_TEST
+
+/*
+ * A peer that takes nothing more (stopped, or gone without a word) holds
+ * the close for TP_LINGER_STALL_MS, not for ever.
+ */
+START_TEST(a_peer_that_takes_nothing_holds_the_close_briefly)
+{
+	struct timespec a, b;
+	struct link l;
+	long ms;
+
+	link_open(&l);
+	fill(l.fd);
+	tp_shutdown(&l.c);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	tp_linger(&l.c);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	tp_free(&l.c);
+	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	ck_assert_int_ge(ms, TP_LINGER_STALL_MS);
+	ck_assert_int_lt(ms, 3 * TP_LINGER_STALL_MS);
+	close(l.peer);
+	event_base_free(l.base);
+	free(l.o.place);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("transport");
@@ -541,6 +685,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_polled_connection_sends_at_its_polls_only);
 	tcase_add_test(tc, a_message_amid_a_stream_leaves_the_acks_prompt);
 	tcase_add_test(tc, replies_to_short_requests_are_left_to_the_kernel);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("closing");
+	tcase_add_test(tc,
+		       a_closed_connection_delivers_what_the_peer_has_not_acknowledged);
+	tcase_add_test(tc, a_peer_that_takes_nothing_holds_the_close_briefly);
+	tcase_add_test(tc, the_fin_waits_until_the_data_before_it_are_acknowledged);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -234,7 +234,7 @@ const char *iw_cm_event_str(enum iw_cm_event_type event)
 	return words[event];
 }
 
-static void id_free(struct iw_cm_id *id);
+static void id_free(struct iw_cm_id *id, bool linger);
 
 /*
  * With ch->lock held, before a listener's connection request is queued:
@@ -309,7 +309,7 @@ void cm_event(struct iw_cm_id *id, enum iw_cm_event_type type, int status,
 		iw_log_id(old, "dropped: its MPA Request was the oldest of %u "
 			       "the application has not taken (the backlog)",
 			  id->listen_id->max_pending);
-		id_free(old);
+		id_free(old, false);
 	}
 }
 
@@ -547,18 +547,19 @@ static void listener_close(struct iw_cm_id *l)
 		pthread_mutex_unlock(&l->ctx->lock);
 		if (!id)
 			break;
-		id_free(id);
+		id_free(id, false);
 	}
 	/* requests queued, not taken: their connections go as well */
 	while ((n = channel_forget(l->ch, l, orphans, 64)) > 0)
 		for (size_t i = 0; i < n; i++)
-			id_free(orphans[i]);
+			id_free(orphans[i], false);
 }
 
 /*
  * The application destroys an identifier: a connection still up is torn
  * down without an event, its QP is released, callbacks in flight finish,
- * and events of it not yet taken from the channel are dropped.
+ * and events of it not yet taken from the channel are dropped.  What the
+ * stream still carries reaches the peer before its socket closes.
  */
 int iw_destroy_id(struct iw_cm_id *id)
 {
@@ -568,11 +569,15 @@ int iw_destroy_id(struct iw_cm_id *id)
 		stats_remove_listener(id);
 		listener_close(id);
 	}
-	id_free(id);
+	id_free(id, true);
 	return 0;
 }
 
-static void id_free(struct iw_cm_id *id)
+/*
+ * @linger: wait for the peer to acknowledge what we sent (tp_linger());
+ * only in the application's thread, never in the loop's.
+ */
+static void id_free(struct iw_cm_id *id, bool linger)
 {
 	struct iw_qp *qp;
 
@@ -586,8 +591,11 @@ static void id_free(struct iw_cm_id *id)
 	/* a poll that reached the connection through its QP has let go */
 	if (qp)
 		progress_quiesce_qp(qp);
-	if (id->has_tp)
+	if (id->has_tp) {
+		if (linger)
+			tp_linger(&id->tp);
 		tp_free(&id->tp);
+	}
 	/*
 	 * One the application never saw put no event there, and may be freed
 	 * in the loop after the application destroyed its listener and their
@@ -603,7 +611,7 @@ static void destroy_later(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	id_free(arg);
+	id_free(arg, false);
 }
 
 /*
@@ -698,7 +706,7 @@ static void drop_oldest_pending(struct iw_cm_id *l, struct iw_cm_id *old)
 		       "Request: the oldest of %u connections in the handshake "
 		       "(the backlog)",
 		  ms_since(&old->accepted), old->in_len, l->max_pending);
-	id_free(old);
+	id_free(old, false);
 }
 
 /* A TCP connection came in: wait for its MPA Request, within the timeout. */
