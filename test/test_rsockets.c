@@ -387,6 +387,66 @@ START_TEST(close_while_the_peer_sends)
 }
 END_TEST
 
+#define SEND_AND_CLOSE_LEN (4u << 20)
+
+static uint8_t stream_octet(size_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 12));
+}
+
+static void *send_and_close(void *arg)
+{
+	int fd = *(int *)arg;
+	uint8_t *buf = malloc(SEND_AND_CLOSE_LEN);
+	intptr_t err = 0;
+
+	for (size_t i = 0; i < SEND_AND_CLOSE_LEN; i++)
+		buf[i] = stream_octet(i);
+	for (size_t done = 0; done < SEND_AND_CLOSE_LEN && !err;) {
+		ssize_t n = rsend(fd, buf + done, SEND_AND_CLOSE_LEN - done, 0);
+
+		if (n < 0)
+			err = errno;
+		else
+			done += (size_t)n;
+	}
+	if (rclose(fd))
+		err = errno;
+	free(buf);
+	return (void *)err;
+}
+
+/*
+ * A peer that sends and closes at once, before we read: we still read
+ * every octet it sent, and then the end of the stream, as from a TCP
+ * socket.  Its close must not end the connection under what we had yet
+ * to read, nor under the credits we send back while reading.
+ */
+START_TEST(a_peer_that_sends_and_closes_leaves_every_octet_to_read)
+{
+	static uint8_t buf[65536];
+	struct conn k = one_pair();
+	size_t got = 0;
+	pthread_t t;
+	ssize_t n;
+	void *err;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, send_and_close, &k.s), 0);
+	usleep(100000);
+	while ((n = rrecv(k.c, buf, sizeof(buf), 0)) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			ck_assert_uint_eq(buf[i], stream_octet(got + (size_t)i));
+		got += (size_t)n;
+	}
+	ck_assert_msg(n == 0, "the stream ended with %s after %zu octets",
+		      strerror(errno), got);
+	ck_assert_uint_eq(got, SEND_AND_CLOSE_LEN);
+	pthread_join(t, &err);
+	ck_assert_msg(!err, "the sender failed: %s", strerror((int)(intptr_t)err));
+	rclose(k.c);
+}
+END_TEST
+
 /* What sockets answer: refused, would block, not connected, bad numbers. */
 START_TEST(errors_as_sockets_give_them)
 {
@@ -881,6 +941,7 @@ static Suite *rsockets_suite(void)
 	tcase_add_test(tc, zero_length_calls_return_at_once);
 	tcase_add_test(tc, shutdown_of_one_direction);
 	tcase_add_test(tc, close_while_the_peer_sends);
+	tcase_add_test(tc, a_peer_that_sends_and_closes_leaves_every_octet_to_read);
 	tcase_add_test(tc, names_of_both_ends);
 	tcase_add_test(tc, smallest_queues_and_buffers_still_carry_everything);
 	suite_add_tcase(s, tc);
