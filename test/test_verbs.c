@@ -1430,6 +1430,76 @@ START_TEST(an_established_connection_opens_its_receive_window)
 }
 END_TEST
 
+/* ---- destroying a connection the peer has not read to its end ---------- */
+
+struct late_reader {
+	int fd;
+	size_t got;  /* octets read before the stream ended */
+	int end;     /* 0: a FIN ended it; else the errno */
+};
+
+/*
+ * The peer answers 100 ms after the library let its connection go (as a
+ * credit or an acknowledgement of its own would), then reads to the end.
+ */
+static void *late_reader_run(void *arg)
+{
+	static uint8_t buf[65536];
+	struct late_reader *r = arg;
+	ssize_t n;
+
+	usleep(100 * 1000);
+	if (write(r->fd, "late", 4) != 4)
+		r->end = errno;
+	while ((n = read(r->fd, buf, sizeof(buf))) > 0)
+		r->got += (size_t)n;
+	if (!r->end)
+		r->end = n ? errno : 0;
+	return NULL;
+}
+
+/*
+ * A Send completes once the kernel holds it, and the application then
+ * destroys the connection while the peer has read none of it: the peer
+ * still reads all of it, and then the end of the stream, although it
+ * sent something after the destroy (a socket closed under incoming data
+ * resets the connection and drops what it held, iw_destroy_id(3)).
+ */
+START_TEST(a_destroyed_connection_still_delivers_what_its_socket_held)
+{
+	enum { SIZE = 4 << 20 };
+	uint8_t ulpdu[14] = { 0 }, fpdu[32];
+	struct late_reader r = { 0 };
+	struct e2e_side s;
+	struct iw_cm_id *l;
+	struct iw_sge sg;
+	struct iw_wc wc;
+	pthread_t t;
+
+	r.fd = raw_peer_pair(&s, &l, SIZE, 64 << 10);
+	/* its first FPDU lets the library send (RFC 5044 section 7.1.2): a
+	 * Write of nothing to STag 0 */
+	ulpdu[0] = 0xc1;
+	ulpdu[1] = 0x40;
+	e2e_raw_write(r.fd, fpdu, e2e_raw_fpdu(fpdu, sizeof(fpdu), ulpdu, 14));
+	sg = (struct iw_sge){ (uintptr_t)s.buf, SIZE, s.mr->lkey };
+	post_send(&s, 1, IW_WR_SEND, &sg, 1, 0, 0);
+	/* complete once the kernel holds it, though the peer read nothing */
+	e2e_poll(s.cq, &wc, 1, E2E_WAIT_MS);
+	expect_wc(&wc, 1, IW_WC_SEND, SIZE);
+	ck_assert_int_eq(pthread_create(&t, NULL, late_reader_run, &r), 0);
+	ck_assert_int_eq(iw_destroy_id(s.id), 0);
+	s.id = NULL;
+	pthread_join(t, NULL);
+	ck_assert_msg(r.end == 0, "the peer's stream ended with %s after %zu "
+				  "octets", strerror(r.end), r.got);
+	ck_assert_uint_gt(r.got, SIZE); /* its FPDUs, headers and all */
+	close(r.fd);
+	iw_destroy_id(l);
+	e2e_side_close(&s);
+}
+END_TEST
+
 static Suite *verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
@@ -1452,6 +1522,7 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, many_connections_at_once_each_move_verified_data);
 	tcase_add_test(tc, the_mulpdu_grows_with_the_connections_mss);
 	tcase_add_test(tc, an_established_connection_opens_its_receive_window);
+	tcase_add_test(tc, a_destroyed_connection_still_delivers_what_its_socket_held);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("invalidate");
 	tcase_set_timeout(tc, 60);
