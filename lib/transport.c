@@ -537,6 +537,19 @@ static void on_fin_timer(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
+ * Stops the FIN timer for good.  A delete waits for a callback in flight,
+ * and that callback may arm the timer again meanwhile.
+ */
+static void fin_timer_stop(struct tp_conn *c)
+{
+	if (!c->fin_timer)
+		return;
+	do
+		event_del(c->fin_timer);
+	while (evtimer_pending(c->fin_timer, NULL));
+}
+
+/*
  * No more callbacks into the owner; the socket sends what it already holds
  * and then a FIN.  The FIN waits until the peer has acknowledged the rest
  * (within the bounds of tp_acks_wait_more()): riding on the last data it
@@ -577,8 +590,7 @@ void tp_linger(struct tp_conn *c)
 		return;
 	event_del(c->rev);
 	event_del(c->wev);
-	if (c->fin_timer)
-		event_del(c->fin_timer);
+	fin_timer_stop(c);
 	tp_socket_linger(c->fd);
 	send_fin(c);
 }
@@ -590,6 +602,7 @@ void tp_free(struct tp_conn *c)
 		return;
 	event_free(c->rev);
 	event_free(c->wev);
+	fin_timer_stop(c);
 	if (c->fin_timer)
 		event_free(c->fin_timer);
 	c->rev = c->wev = NULL;
