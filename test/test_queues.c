@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -187,6 +188,79 @@ START_TEST(cq_grows_for_a_qp_larger_than_it_and_keeps_every_completion)
 	ck_assert_int_eq(iw_resize_cq(e.c.cq, 0), -EINVAL);
 	ck_assert_int_eq(iw_resize_cq(e.c.cq, (1 << 22) + 1), -EINVAL);
 	ck_assert_int_eq(iw_resize_cq(NULL, 8), -EINVAL);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* The process's resident memory, in KiB. */
+static long resident_kib(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%ld %ld", &pages, &resident), 2);
+	fclose(f);
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/*
+ * A CQ of a million entries (libfabric's ofi_rxm asks for hundreds of
+ * thousands) takes memory for the completions it holds, not for every
+ * entry it could: its pages stay untouched until completions reach them.
+ */
+START_TEST(a_large_cq_is_resident_only_where_completions_went)
+{
+	enum { N = 1 << 20 };
+	struct e2e_opts o;
+	struct e2e_side s;
+	struct iw_cq *big;
+	long before;
+
+	e2e_opts_default(&o);
+	e2e_side_open(&s, &o);
+	before = resident_kib();
+	big = iw_create_cq(s.ctx, N, NULL);
+	ck_assert_ptr_nonnull(big);
+	ck_assert_msg(resident_kib() - before < 4096,
+		      "a CQ of %d entries made %ld KiB resident", N,
+		      resident_kib() - before);
+	ck_assert_int_ge(iw_resize_cq(big, N), N);
+	ck_assert_int_eq(iw_destroy_cq(big), 0);
+	e2e_side_close(&s);
+}
+END_TEST
+
+/*
+ * Through a CQ large enough to be mapped (8192 entries), completions lap
+ * its ring several times: each comes back once, in order.
+ */
+START_TEST(completions_lap_a_large_cq_in_order)
+{
+	enum { WRITES = 30000, BATCH = 16 }; /* WRITES a multiple of BATCH */
+	struct iw_wc wc[BATCH];
+	struct e2e_opts o;
+	struct e2e e;
+	uint64_t next = 0;
+
+	e2e_opts_default(&o);
+	o.depth = 4096;
+	e2e_connect(&e, &o);
+	for (uint64_t i = 0; i < WRITES; i += BATCH) {
+		for (uint64_t k = 0; k < BATCH; k++)
+			post_write(&e, i + k, k);
+		for (int got = 0; got < BATCH;) {
+			int n = iw_poll_cq(e.c.cq, BATCH, wc);
+
+			ck_assert_int_ge(n, 0);
+			for (int k = 0; k < n; k++) {
+				ck_assert_uint_eq(wc[k].wr_id, next++);
+				ck_assert_int_eq(wc[k].status, IW_WC_SUCCESS);
+			}
+			got += n;
+		}
+	}
+	ck_assert_uint_eq(next, WRITES);
 	e2e_teardown(&e);
 }
 END_TEST
@@ -853,6 +927,8 @@ static Suite *queues_suite(void)
 	tcase_add_test(tc, destroyed_qp_gives_its_srq_slots_back);
 	tcase_add_test(tc, cq_grows_for_a_qp_larger_than_it_and_keeps_every_completion);
 	tcase_add_test(tc, cq_growing_under_traffic_loses_and_repeats_nothing);
+	tcase_add_test(tc, a_large_cq_is_resident_only_where_completions_went);
+	tcase_add_test(tc, completions_lap_a_large_cq_in_order);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("regions");
 	tcase_set_timeout(tc, 60);

@@ -12,36 +12,68 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "verbs/progress_tuning.h"
 #include "verbs/verbs.h"
 
+/*
+ * A ring this large or larger is mapped rather than taken from the heap:
+ * its pages are zero and stay out of memory until completions reach
+ * them.  libfabric's ofi_rxm asks for CQs of hundreds of thousands of
+ * entries and uses a few.
+ */
+#define CQ_RING_MAP_BYTES (64 * 1024)
+
 /* A ring for @cap completions, every slot free for its first lap. */
 static struct cq_ring *ring_new(uint32_t cap)
 {
 	struct cq_ring *r;
 	uint32_t slots = 1;
+	size_t bytes;
+	bool mapped;
 
 	while (slots < cap)
 		slots <<= 1;
-	if (posix_memalign((void **)&r, 64,
-			   sizeof(*r) + (size_t)slots * sizeof(r->e[0])))
-		return NULL;
-	memset(r, 0, sizeof(*r));
+	bytes = sizeof(*r) + (size_t)slots * sizeof(r->e[0]);
+	mapped = bytes >= CQ_RING_MAP_BYTES;
+	if (mapped) {
+		r = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r == MAP_FAILED)
+			return NULL;
+	} else {
+		if (posix_memalign((void **)&r, 64, bytes))
+			return NULL;
+		memset(r, 0, bytes);
+	}
 	r->cap = cap;
 	r->mask = slots - 1;
+	r->bytes = bytes;
+	r->mapped = mapped;
 	atomic_init(&r->next, NULL);
 	atomic_init(&r->head, 0);
 	atomic_init(&r->tail, 0);
-	for (uint32_t i = 0; i < slots; i++) {
-		atomic_init(&r->e[i].seq, i);
-		atomic_init(&r->e[i].state, CQE_LIVE);
-		atomic_init(&r->e[i].qp, NULL);
-		r->e[i].slots = NULL;
-	}
 	return r;
+}
+
+static void ring_free(struct cq_ring *r)
+{
+	if (r && r->mapped)
+		munmap(r, r->bytes);
+	else
+		free(r);
+}
+
+/*
+ * The turn an entry shows while position @pos is a producer's to fill:
+ * the first position of @pos's lap (see struct cq_entry).
+ */
+static inline uint32_t lap(const struct cq_ring *r, uint32_t pos)
+{
+	return pos & ~r->mask;
 }
 
 struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context)
@@ -66,7 +98,7 @@ struct iw_cq *iw_create_cq(struct iw_context *ctx, int cqe, void *cq_context)
 		int e = ring && none ? errno : ENOMEM;
 
 		free(none);
-		free(ring);
+		ring_free(ring);
 		free(cq);
 		errno = e;
 		return NULL;
@@ -119,7 +151,7 @@ int iw_destroy_cq(struct iw_cq *cq)
 		struct cq_ring *r = cq->rings;
 
 		cq->rings = r->older;
-		free(r);
+		ring_free(r);
 	}
 	free(cq);
 	return 0;
@@ -270,7 +302,7 @@ void cq_forget_qp(struct iw_cq *cq, struct iw_qp *qp)
 			struct cq_entry *e = &r->e[pos & r->mask];
 			unsigned char live = CQE_LIVE;
 
-			if (atomic_load(&e->seq) != pos + 1 ||
+			if (atomic_load(&e->turn) != lap(r, pos) + 1 ||
 			    atomic_load_explicit(&e->qp,
 						 memory_order_relaxed) != qp)
 				continue;
@@ -325,11 +357,14 @@ static struct cq_ring *claim(struct iw_cq *cq, uint32_t n, uint32_t *at)
 		if ((uint32_t)used + n > r->cap)
 			return NULL;
 		/* each is free once the poller that took it lets go */
-		for (i = 0; i < n; i++)
-			if (atomic_load_explicit(&r->e[(pos + i) & r->mask].seq,
+		for (i = 0; i < n; i++) {
+			struct cq_entry *e = &r->e[(pos + i) & r->mask];
+
+			if (atomic_load_explicit(&e->turn,
 						 memory_order_acquire) !=
-			    pos + i)
+			    lap(r, pos + i))
 				break;
+		}
 		/* the new tail in 32 bits: a wrap must not set the seal */
 		if (i == n &&
 		    atomic_compare_exchange_weak(&r->tail, &t,
@@ -376,7 +411,7 @@ void cq_push(struct iw_cq *cq, const struct iw_wc *wc, uint32_t n,
 		atomic_store_explicit(&e->qp, wc[i].qp, memory_order_relaxed);
 		atomic_store_explicit(&e->state, CQE_LIVE,
 				      memory_order_relaxed);
-		atomic_store_explicit(&e->seq, pos + i + 1,
+		atomic_store_explicit(&e->turn, lap(r, pos + i) + 1,
 				      memory_order_release);
 	}
 	for (uint32_t i = 0;
@@ -390,10 +425,14 @@ static uint32_t ready_from(struct cq_ring *r, uint32_t pos, uint32_t max)
 {
 	uint32_t n = 0;
 
-	while (n < max &&
-	       atomic_load_explicit(&r->e[(pos + n) & r->mask].seq,
-				    memory_order_acquire) == pos + n + 1)
+	while (n < max) {
+		struct cq_entry *e = &r->e[(pos + n) & r->mask];
+
+		if (atomic_load_explicit(&e->turn, memory_order_acquire) !=
+		    lap(r, pos + n) + 1)
+			break;
 		n++;
+	}
 	return n;
 }
 
@@ -484,7 +523,8 @@ static int take(struct iw_cq *cq, int max, struct iw_wc *wc)
 		} else if (e->slots) {
 			run++;
 		}
-		atomic_store_explicit(&e->seq, pos + i + r->mask + 1,
+		/* the next lap's first position: a producer's again */
+		atomic_store_explicit(&e->turn, lap(r, pos + i) + r->mask + 1,
 				      memory_order_release);
 	}
 	if (run)

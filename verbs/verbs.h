@@ -120,8 +120,12 @@ struct iw_pd {
 
 /*
  * A completion in a CQ's ring (a bounded queue of many producers and
- * many consumers that takes no lock).  @seq says whose turn the slot is:
- * a producer's when it equals the position, a consumer's at position + 1.
+ * many consumers that takes no lock).  @turn says whose turn the slot is,
+ * counted from the first position of the ring's lap it is in (the
+ * position less the slot's index): a producer's when it equals that
+ * first position, a consumer's at one more.  Zeroed memory is every
+ * slot's first lap, open to producers: a new ring needs no pass over its
+ * slots, and pages no completion reaches are never touched.
  * @slots is the queue whose slot the completion holds until it is polled;
  * when the QP goes first, its completions become orphans (@state), which
  * keep their room in the CQ until polled but free no queue slot.
@@ -133,7 +137,7 @@ enum cq_entry_state {
 };
 
 struct cq_entry {
-	atomic_uint seq;
+	atomic_uint turn;
 	atomic_uchar state; /* enum cq_entry_state */
 	_Atomic(struct iw_qp *) qp;
 	atomic_uint *slots;
@@ -159,6 +163,8 @@ struct cq_qps {
 struct cq_ring {
 	uint32_t cap;  /* completions it holds */
 	uint32_t mask; /* slots - 1: a power of two at least cap */
+	size_t bytes;  /* its memory, mapped (@mapped) or from the heap */
+	bool mapped;
 	_Atomic(struct cq_ring *) next; /* the bigger ring after it */
 	struct cq_ring *older;		/* the CQ's rings, freed with it */
 	/* consumers and producers each on a cache line of their own */
