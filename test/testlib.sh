@@ -38,12 +38,15 @@ need_tshark() {
 	need "$TSHARK" tshark
 }
 
-# tshark on a capture, with absolute TCP sequence numbers and without the
-# RPC-over-RDMA heuristic, which misreads Send payloads
+# tshark on a capture, with absolute TCP sequence numbers, without the
+# RPC-over-RDMA heuristic, which misreads Send payloads, and with MPA's
+# heuristic tried before the dissector of a port: an ephemeral port may
+# be another protocol's (48049 is CBSP's, which then takes the stream)
 tshark_r() {
 	_pcap=$1
 	shift
 	"$TSHARK" --disable-heuristic rpcrdma_iwarp \
+		-o tcp.try_heuristic_first:TRUE \
 		-o tcp.relative_sequence_numbers:FALSE -r "$_pcap" "$@" 2>/dev/null
 }
 

@@ -17,6 +17,7 @@ failed=0
 failures=
 
 TSHARK=(tshark --disable-heuristic rpcrdma_iwarp
+	-o tcp.try_heuristic_first:TRUE
 	-o tcp.relative_sequence_numbers:FALSE)
 
 cleanup() {
