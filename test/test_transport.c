@@ -528,7 +528,7 @@ END_TEST
 
 /* ---- closing ----------------------------------------------------------- */
 
-/* Fills the socket and the peer's receive buffer; returns the octets written. */
+/* Fills the socket and the peer's receive buffer; returns what it wrote. */
 static size_t fill(int fd)
 {
 	static uint8_t chunk[65536];
