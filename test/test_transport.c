@@ -164,13 +164,19 @@ static void link_open(struct link *l)
 			 0);
 }
 
+/* What is left once the transport is freed: the far end, the loop. */
+static void link_release(struct link *l)
+{
+	close(l->peer);
+	event_base_free(l->base);
+	free(l->o.place);
+}
+
 static void link_close(struct link *l)
 {
 	tp_shutdown(&l->c);
 	tp_free(&l->c);
-	close(l->peer);
-	event_base_free(l->base);
-	free(l->o.place);
+	link_release(l);
 }
 
 /* Writes @n octets to the far end and waits until all of them are in. */
@@ -543,30 +549,6 @@ static size_t fill(int fd)
 	return sent;
 }
 
-struct late_peer {
-	int fd;
-	size_t got;  /* octets read before the stream ended */
-	int end;     /* 0: the stream ended with a FIN; else the errno */
-};
-
-/*
- * A peer slower than us: it answers a while after we closed (a credit, an
- * acknowledgement of its own), then reads what we sent, to its end.
- */
-static void *late_peer_reads(void *arg)
-{
-	static uint8_t buf[65536];
-	struct late_peer *p = arg;
-	ssize_t n;
-
-	usleep(100 * 1000);
-	ck_assert_int_eq(write(p->fd, "late", 4), 4);
-	while ((n = read(p->fd, buf, sizeof(buf))) > 0)
-		p->got += (size_t)n;
-	p->end = n ? errno : 0;
-	return NULL;
-}
-
 /*
  * A connection closed while its last octets still wait in the socket for
  * a slow peer: the peer gets every one of them and then the end of the
@@ -575,15 +557,15 @@ static void *late_peer_reads(void *arg)
  */
 START_TEST(a_closed_connection_delivers_what_the_peer_has_not_acknowledged)
 {
-	struct late_peer peer;
+	struct late_reader peer;
 	pthread_t t;
 	struct link l;
 	size_t sent;
 
 	link_open(&l);
 	sent = fill(l.fd);
-	peer = (struct late_peer){ .fd = l.peer };
-	ck_assert_int_eq(pthread_create(&t, NULL, late_peer_reads, &peer), 0);
+	peer = (struct late_reader){ .fd = l.peer };
+	ck_assert_int_eq(pthread_create(&t, NULL, late_reader_run, &peer), 0);
 	tp_shutdown(&l.c);
 	tp_linger(&l.c);
 	tp_free(&l.c);
@@ -591,9 +573,7 @@ START_TEST(a_closed_connection_delivers_what_the_peer_has_not_acknowledged)
 	ck_assert_msg(peer.end == 0, "the peer's stream ended with %s",
 		      strerror(peer.end));
 	ck_assert_uint_eq(peer.got, sent);
-	close(l.peer);
-	event_base_free(l.base);
-	free(l.o.place);
+	link_release(&l);
 }
 END_TEST
 
@@ -636,9 +616,7 @@ START_TEST(the_fin_waits_until_the_data_before_it_are_acknowledged)
 	ck_assert_msg(n == 0, "no end of the stream after %zu octets", got);
 	ck_assert_uint_eq(got, sent);
 	tp_free(&l.c);
-	close(l.peer);
-	event_base_free(l.base);
-	free(l.o.place);
+	link_release(&l);
 }
 END_TEST
 
@@ -662,9 +640,7 @@ START_TEST(a_peer_that_takes_nothing_holds_the_close_briefly)
 	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
 	ck_assert_int_ge(ms, TP_LINGER_STALL_MS);
 	ck_assert_int_lt(ms, 3 * TP_LINGER_STALL_MS);
-	close(l.peer);
-	event_base_free(l.base);
-	free(l.o.place);
+	link_release(&l);
 }
 END_TEST
 

@@ -1432,32 +1432,6 @@ END_TEST
 
 /* ---- destroying a connection the peer has not read to its end ---------- */
 
-struct late_reader {
-	int fd;
-	size_t got;  /* octets read before the stream ended */
-	int end;     /* 0: a FIN ended it; else the errno */
-};
-
-/*
- * The peer answers 100 ms after the library let its connection go (as a
- * credit or an acknowledgement of its own would), then reads to the end.
- */
-static void *late_reader_run(void *arg)
-{
-	static uint8_t buf[65536];
-	struct late_reader *r = arg;
-	ssize_t n;
-
-	usleep(100 * 1000);
-	if (write(r->fd, "late", 4) != 4)
-		r->end = errno;
-	while ((n = read(r->fd, buf, sizeof(buf))) > 0)
-		r->got += (size_t)n;
-	if (!r->end)
-		r->end = n ? errno : 0;
-	return NULL;
-}
-
 /*
  * A Send completes once the kernel holds it, and the application then
  * destroys the connection while the peer has read none of it: the peer

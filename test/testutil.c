@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include <check.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -112,4 +114,20 @@ int int_sockopt(int fd, int level, int name)
 
 	ck_assert_int_eq(getsockopt(fd, level, name, &v, &l), 0);
 	return v;
+}
+
+void *late_reader_run(void *arg)
+{
+	static uint8_t buf[65536];
+	struct late_reader *r = arg;
+	ssize_t n;
+
+	usleep(100 * 1000);
+	if (write(r->fd, "late", 4) != 4)
+		r->end = errno;
+	while ((n = read(r->fd, buf, sizeof(buf))) > 0)
+		r->got += (size_t)n;
+	if (!r->end)
+		r->end = n ? errno : 0;
+	return NULL;
 }

@@ -56,4 +56,17 @@ int tcp_socket_of(const struct sockaddr *local);
 /* An int socket option of @fd; the test fails if it cannot be read. */
 int int_sockopt(int fd, int level, int name);
 
+/*
+ * A peer slower than the library, on a plain TCP socket @fd: 100 ms after
+ * late_reader_run() starts (in a thread of its own) it sends a few octets,
+ * as a credit or an acknowledgement of its own would, then reads to the
+ * end of the stream.  For closes that must still deliver what was sent.
+ */
+struct late_reader {
+	int fd;
+	size_t got; /* octets read before the stream ended */
+	int end;    /* 0: a FIN ended it; else the errno */
+};
+void *late_reader_run(void *arg);
+
 #endif /* IW_TESTUTIL_H */
