@@ -41,7 +41,7 @@ int pcapw_open(struct pcapw *w, const char *path)
 	int rc;
 
 	w->ip_id = 1;
-	w->f = fopen(path, "wb");
+	w->f = fopen(path, "wbe"); /* "e": not inherited across exec */
 	if (!w->f)
 		return -errno;
 	rc = write_host32(w->f, PCAP_MAGIC_USEC);

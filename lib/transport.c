@@ -676,6 +676,7 @@ int tp_listen(struct tp_listener *tl, struct event_base *base,
 	if (fd >= 0)
 		tl->l = evconnlistener_new(base, on_accept, tl,
 					   LEV_OPT_CLOSE_ON_FREE |
+						   LEV_OPT_CLOSE_ON_EXEC |
 						   LEV_OPT_THREADSAFE,
 					   backlog > 0 ? backlog : 128, fd);
 	if (!tl->l) {

@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1430,6 +1431,56 @@ START_TEST(an_established_connection_opens_its_receive_window)
 }
 END_TEST
 
+/* ---- descriptors across exec ------------------------------------------- */
+
+enum { FD_SPAN = 1024 };
+
+/* Which of descriptors 0..FD_SPAN-1 are open now. */
+static void open_fds(bool open[FD_SPAN])
+{
+	for (int fd = 0; fd < FD_SPAN; fd++)
+		open[fd] = fcntl(fd, F_GETFD) >= 0;
+}
+
+/*
+ * A program that forks and execs (an MPI launcher, a shell-out) must not
+ * hand libiwarp's descriptors to the new program: a connection the
+ * application closes would stay open there, and its peer would never see
+ * it end.  Every descriptor a connected pair adds (the listener, both
+ * ends' sockets, channels, CQs, a trace file) is closed on exec.
+ */
+START_TEST(no_descriptor_of_a_connection_reaches_an_execd_program)
+{
+	static bool before[FD_SPAN];
+	char trace[64];
+	struct e2e_opts o;
+	struct e2e e;
+	int added = 0;
+
+	snprintf(trace, sizeof(trace), "/tmp/iwarp-cloexec-%ld.pcap",
+		 (long)getpid());
+	ck_assert_int_eq(setenv("IWARP_TRACE", trace, 1), 0);
+	open_fds(before);
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+	e2e_ping(&e, 1, E2E_WAIT_MS);
+	for (int fd = 0; fd < FD_SPAN; fd++) {
+		int flags = fcntl(fd, F_GETFD);
+
+		if (before[fd] || flags < 0)
+			continue;
+		added++;
+		ck_assert_msg(flags & FD_CLOEXEC,
+			      "descriptor %d is left open across exec", fd);
+	}
+	/* a listener, two connected sockets and the trace at least */
+	ck_assert_int_ge(added, 4);
+	e2e_teardown(&e);
+	unsetenv("IWARP_TRACE");
+	unlink(trace);
+}
+END_TEST
+
 /* ---- destroying a connection the peer has not read to its end ---------- */
 
 /*
@@ -1497,6 +1548,7 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, the_mulpdu_grows_with_the_connections_mss);
 	tcase_add_test(tc, an_established_connection_opens_its_receive_window);
 	tcase_add_test(tc, a_destroyed_connection_still_delivers_what_its_socket_held);
+	tcase_add_test(tc, no_descriptor_of_a_connection_reaches_an_execd_program);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("invalidate");
 	tcase_set_timeout(tc, 60);
