@@ -108,6 +108,38 @@ uint32_t tp_mss(const struct tp_conn *c)
 }
 
 /*
+ * How much one sendmsg() hands TCP on a connection whose MSS is @mss.
+ * Where one GSO packet (64 KiB less Linux's header room) holds only a
+ * few segments, as with jumbo frames or on loopback, a write of several
+ * packets sends its first at once and the rest only as it ends, while
+ * the peer waits: such writes carry one packet's whole segments.  On a
+ * veth pair at MTU 9000 that took 64 KiB Send bandwidth from 18 to 60
+ * Gbit/s and a 64 KiB ping-pong from 29 to 16.5 us; on loopback, 1 MiB
+ * Write bandwidth from 58 to 70.  With 1448-octet segments, 45 to a
+ * packet, the same cut cost 64 KiB bandwidth 15 % in system calls: there
+ * a write carries up to TP_MAX_WRITE.
+ */
+#define TP_GSO_PACKET 65536
+#define TP_GSO_HEADROOM 320 /* Linux's MAX_TCP_HEADER on x86-64 */
+#define TP_LARGE_MSS 4096
+
+size_t tp_write_size(uint32_t mss)
+{
+	uint32_t segs;
+
+	if (mss < TP_LARGE_MSS)
+		return TP_MAX_WRITE;
+	segs = (TP_GSO_PACKET - TP_GSO_HEADROOM) / mss;
+	return (size_t)mss * (segs ? segs : 1);
+}
+
+/* The connection's MSS is now @mss: its writes follow (tp_write_size()). */
+void tp_follow_mss(struct tp_conn *c, uint32_t mss)
+{
+	c->tx_write = tp_write_size(mss);
+}
+
+/*
  * What the MSS may grow to: the path MTU less the IP and TCP headers
  * without options; 0 when the MTU is not known.
  */

@@ -37,7 +37,6 @@
  */
 #define TP_RXBUF (512 * 1024)
 #define TP_IOV 1024		 /* IOV_MAX on Linux */
-#define TP_MAX_WRITE (1u << 20)	 /* octets per sendmsg */
 #define TP_ROUNDS 64		 /* syscalls per callback before yielding */
 /*
  * Behind a large direct destination, and after a read that filled the
@@ -125,7 +124,7 @@ int tp_kick(struct tp_conn *c)
 		struct msghdr msg = { .msg_iov = iov };
 		size_t want = 0;
 		ssize_t w;
-		int n = c->ops->tx_gather(c->arg, iov, TP_IOV, TP_MAX_WRITE);
+		int n = c->ops->tx_gather(c->arg, iov, TP_IOV, c->tx_write);
 
 		if (n <= 0) {
 			arm_write(c, false);
@@ -371,6 +370,7 @@ static int conn_init(struct tp_conn *c, struct event_base *base, int fd,
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
+	c->tx_write = TP_MAX_WRITE;
 	c->base = base;
 	c->ops = ops;
 	c->arg = arg;

@@ -119,6 +119,7 @@ struct tp_conn {
 				 * inside it */
 	bool write_armed;
 	bool tx_blocked; /* the socket was full when we last sent */
+	size_t tx_write; /* octets one sendmsg() hands TCP: tp_follow_mss() */
 	size_t rx_since_tx; /* octets read since we last sent */
 	bool polled;	 /* a thread polls it: the loop watches nothing */
 	bool shut; /* no more callbacks into the owner */
@@ -181,6 +182,10 @@ bool tp_poll(struct tp_conn *c);
 unsigned long tp_thread_reads(void);
 uint32_t tp_mss(const struct tp_conn *c);
 uint32_t tp_mss_bound(const struct tp_conn *c);
+/* Octets one sendmsg() carries at most (but see tp_write_size()) */
+#define TP_MAX_WRITE (1u << 20)
+size_t tp_write_size(uint32_t mss);
+void tp_follow_mss(struct tp_conn *c, uint32_t mss);
 int tp_open_rx_window(struct tp_conn *c);
 void tp_set_polled(struct tp_conn *c, bool polled);
 short tp_wait_events(const struct tp_conn *c, int *fd);

@@ -41,6 +41,7 @@ struct owner {
 	bool no_place;	  /* names no place: every octet through the buffer */
 	uint8_t *tx_src;  /* what the owner sends, tx_len octets */
 	size_t tx_len, tx_sent;
+	size_t tx_asked;  /* the most octets a gather was asked for */
 };
 
 static void no_lock(void *arg)
@@ -53,6 +54,8 @@ static int gather(void *arg, struct iovec *iov, int max, size_t max_bytes)
 	struct owner *o = arg;
 	size_t n = o->tx_len - o->tx_sent;
 
+	if (max_bytes > o->tx_asked)
+		o->tx_asked = max_bytes;
 	if (!n || max < 1)
 		return 0;
 	iov[0] = (struct iovec){ o->tx_src + o->tx_sent,
@@ -462,6 +465,54 @@ START_TEST(a_polled_connection_sends_at_its_polls_only)
 }
 END_TEST
 
+/* Sends @len octets through @l with its MSS taken as @mss; returns the
+ * most octets one write was asked to carry. */
+static size_t send_with_mss(struct link *l, uint32_t mss, size_t len)
+{
+	size_t seen = 0;
+
+	l->o.tx_src = malloc(len);
+	ck_assert_ptr_nonnull(l->o.tx_src);
+	for (size_t i = 0; i < len; i++)
+		l->o.tx_src[i] = (uint8_t)(i * 7 + i / 1000);
+	l->o.tx_len = len;
+	tp_follow_mss(&l->c, mss);
+	ck_assert_int_eq(tp_kick(&l->c), 0);
+	for (int i = 0; i < 1000 && seen < len; i++) {
+		struct pollfd pf = { l->peer, POLLIN, 0 };
+
+		poll(&pf, 1, 10);
+		drain(l, &seen);
+		event_base_loop(l->base, EVLOOP_NONBLOCK);
+	}
+	ck_assert_uint_eq(seen, len);
+	free(l->o.tx_src);
+	return l->o.tx_asked;
+}
+
+/*
+ * Where a GSO packet holds few segments (jumbo frames, loopback), a write
+ * hands TCP one packet's whole segments; with small segments it takes up
+ * to TP_MAX_WRITE.  Every octet still arrives, in order.
+ */
+START_TEST(writes_carry_one_gso_packet_when_segments_are_large)
+{
+	struct link l;
+
+	ck_assert_uint_eq(tp_write_size(1448), TP_MAX_WRITE);
+	ck_assert_uint_eq(tp_write_size(536), TP_MAX_WRITE);
+	ck_assert_uint_eq(tp_write_size(8948), 7 * 8948);
+	ck_assert_uint_eq(tp_write_size(4096), 15 * 4096);
+	ck_assert_uint_eq(tp_write_size(65483), 65483);
+	link_open(&l);
+	ck_assert_uint_eq(send_with_mss(&l, 8948, 4 << 20), 7 * 8948);
+	link_close(&l);
+	link_open(&l);
+	ck_assert_uint_eq(send_with_mss(&l, 1448, 4 << 20), TP_MAX_WRITE);
+	link_close(&l);
+}
+END_TEST
+
 /*
  * Whether Linux acknowledges what comes in at once (1), or holds its ACKs
  * back for the next reply as for request and response (0).
@@ -659,6 +710,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("writes");
 	tcase_add_test(tc, a_polled_connection_sends_at_its_polls_only);
+	tcase_add_test(tc, writes_carry_one_gso_packet_when_segments_are_large);
 	tcase_add_test(tc, a_message_amid_a_stream_leaves_the_acks_prompt);
 	tcase_add_test(tc, replies_to_short_requests_are_left_to_the_kernel);
 	suite_add_tcase(s, tc);

@@ -203,11 +203,14 @@ static int conn_tx_gather(void *arg, struct iovec *iov, int max,
 static void follow_mss(struct iw_cm_id *id, struct rdmap_qp *e, size_t len)
 {
 	uint16_t was = e->conn.mulpdu;
+	uint32_t mss;
 
 	id->tx_octets += len;
 	if (id->tx_octets < id->mss_look_at)
 		return;
-	rdmap_set_mulpdu(e, mpa_mulpdu(tp_mss(&id->tp), e->conn.markers_tx));
+	mss = tp_mss(&id->tp);
+	tp_follow_mss(&id->tp, mss);
+	rdmap_set_mulpdu(e, mpa_mulpdu(mss, e->conn.markers_tx));
 	if (e->conn.mulpdu != was)
 		iw_log_id(id, "MULPDU %u, was %u: TCP's MSS changed",
 			  e->conn.mulpdu, was);
@@ -264,6 +267,7 @@ static int start_engine(struct iw_cm_id *id, const struct rdmap_conn *c)
 {
 	id->tx_octets = 0;
 	id->mss_look_at = MSS_FIRST_LOOK;
+	tp_follow_mss(&id->tp, tp_mss(&id->tp));
 	return rdmap_qp_start(&id->qp->engine, c);
 }
 
