@@ -111,13 +111,14 @@ uint32_t tp_mss(const struct tp_conn *c)
  * How much one sendmsg() hands TCP on a connection whose MSS is @mss.
  * Where one GSO packet (64 KiB less Linux's header room) holds only a
  * few segments, as with jumbo frames or on loopback, a write of several
- * packets sends its first at once and the rest only as it ends, while
- * the peer waits: such writes carry one packet's whole segments.  On a
- * veth pair at MTU 9000 that took 64 KiB Send bandwidth from 18 to 60
- * Gbit/s and a 64 KiB ping-pong from 29 to 16.5 us; on loopback, 1 MiB
- * Write bandwidth from 58 to 70.  With 1448-octet segments, 45 to a
- * packet, the same cut cost 64 KiB bandwidth 15 % in system calls: there
- * a write carries up to TP_MAX_WRITE.
+ * packets left its last, short one waiting until the write ended, and
+ * the peer with it: such writes carry one packet's whole segments.  On
+ * a veth pair at MTU 9000 that took 64 KiB Send bandwidth from 17 to
+ * 51-57 Gbit/s and a 64 KiB ping-pong from 29 to 16.5 us; on loopback
+ * it raised 4 KiB Write, 64 KiB Read and markers bandwidth and cost
+ * 64 KiB Write and Send a tenth (doc/performance.md).  With 1448-octet
+ * segments, 45 to a packet, the same cut cost 64 KiB bandwidth 15 % in
+ * system calls: there a write carries up to TP_MAX_WRITE.
  */
 #define TP_GSO_PACKET 65536
 #define TP_GSO_HEADROOM 320 /* Linux's MAX_TCP_HEADER on x86-64 */

@@ -190,7 +190,8 @@ static int conn_tx_gather(void *arg, struct iovec *iov, int max,
 /*
  * The EMSS is TCP's MSS, which grows as the peer's window opens (see
  * tp_mss()): the MULPDU follows it, so that a connection does not frame
- * for ever as it had to at its start.  The path's MTU may change too,
+ * for ever as it had to at its start, and so does the size of the
+ * transport's writes (tp_write_size()).  The path's MTU may change too,
  * either way (RFC 5044 section 4.5 lets the MULPDU change with it): a
  * smaller one makes TCP split every FPDU in two.  It is looked at after
  * 64 KiB sent, then whenever the octets sent have doubled, and from
