@@ -109,29 +109,26 @@ uint32_t tp_mss(const struct tp_conn *c)
 
 /*
  * How much one sendmsg() hands TCP on a connection whose MSS is @mss.
- * Where one GSO packet (64 KiB less Linux's header room) holds only a
- * few segments, as with jumbo frames or on loopback, a write of several
- * packets left its last, short one waiting until the write ended, and
- * the peer with it: such writes carry one packet's whole segments.  On
- * a veth pair at MTU 9000 that took 64 KiB Send bandwidth from 17 to
- * 51-57 Gbit/s and a 64 KiB ping-pong from 29 to 16.5 us; on loopback
- * it raised 4 KiB Write, 64 KiB Read and markers bandwidth and cost
- * 64 KiB Write and Send a tenth (doc/performance.md).  With 1448-octet
- * segments, 45 to a packet, the same cut cost 64 KiB bandwidth 15 % in
- * system calls: there a write carries up to TP_MAX_WRITE.
+ * With jumbo frames one GSO packet (64 KiB less Linux's header room)
+ * holds only a few segments, and a write of several packets left its
+ * last, short one waiting until the write ended, and the peer with it:
+ * there a write carries one packet's whole segments.  On a veth pair at
+ * MTU 9000 that took 64 KiB Send bandwidth from 17 to 51-57 Gbit/s and
+ * a 64 KiB ping-pong from 29 to 16.5 us.  With 1448-octet segments, 45
+ * to a packet, the same cut cost 64 KiB bandwidth 15 % in system calls;
+ * on loopback (one segment of 32 or 64 KiB to a packet) its results
+ * were mixed (doc/performance.md): both keep writes of TP_MAX_WRITE.
  */
 #define TP_GSO_PACKET 65536
 #define TP_GSO_HEADROOM 320 /* Linux's MAX_TCP_HEADER on x86-64 */
-#define TP_LARGE_MSS 4096
+#define TP_JUMBO_MSS_MIN 4096
+#define TP_JUMBO_MSS_MAX 16384
 
 size_t tp_write_size(uint32_t mss)
 {
-	uint32_t segs;
-
-	if (mss < TP_LARGE_MSS)
+	if (mss < TP_JUMBO_MSS_MIN || mss >= TP_JUMBO_MSS_MAX)
 		return TP_MAX_WRITE;
-	segs = (TP_GSO_PACKET - TP_GSO_HEADROOM) / mss;
-	return (size_t)mss * (segs ? segs : 1);
+	return (size_t)mss * ((TP_GSO_PACKET - TP_GSO_HEADROOM) / mss);
 }
 
 /* The connection's MSS is now @mss: its writes follow (tp_write_size()). */

@@ -281,11 +281,11 @@ void conn_established(struct iw_cm_id *id, const struct mpa_params *mp,
 
 	id->state = ID_CONNECTED;
 	iw_log_id(id, "established as %s: MPA rev %u%s, CRC %s, markers %s/%s, "
-		      "IRD %u ORD %u, RTR %u, MULPDU %u",
+		      "IRD %u ORD %u, RTR %u, MULPDU %u, writes of %zu octets",
 		  initiator ? "initiator" : "responder", mp->revision,
 		  mp->enhanced ? " enhanced" : "", mp->crc ? "on" : "off",
 		  mp->markers_tx ? "tx" : "-", mp->markers_rx ? "rx" : "-",
-		  mp->ird, mp->ord, mp->rtr, c.mulpdu);
+		  mp->ird, mp->ord, mp->rtr, c.mulpdu, id->tp.tx_write);
 	/* not before: a peer in the handshake gets the default window */
 	if (!rc)
 		rc = tp_open_rx_window(&id->tp);
