@@ -6,11 +6,12 @@
 # combination with IWARP_TRACE on; iwarp-dump judges the trace (markers,
 # CRC, every DDP and RDMAP rule) and every FPDU must fit the link's EMSS
 # (RFC 5044 section 4.5); the client's debug log must give the size of
-# its writes (one GSO packet at MTU 9000).  iwarp-perf then measures each operation against
-# TCP on the same link and the ratios are printed.  Traffic stays inside
-# the namespaces.  Without the privilege to make them (root, ip netns,
-# veth) the test says SKIP (77); a variant the kernel cannot make (no tbf)
-# is skipped too, and the test then ends with 77 unless something failed.
+# its writes (one GSO packet at MTU 9000).  iwarp-perf then measures each
+# operation against TCP on the same link and the ratios are printed.
+# Traffic stays inside the namespaces.  Without the privilege to make them
+# (root, ip netns, veth) the test says SKIP (77); a variant the kernel
+# cannot make (no tbf) is skipped too, and the test then ends with 77
+# unless something failed.
 set -eu
 
 ping="$abs_top_builddir/tools/iwarp-ping"
@@ -43,8 +44,8 @@ ping_traced() {
 	server=$!
 	pids=$server
 	wait_listen "$port"
-	in_a env IWARP_TRACE="$work/trace.pcap" IWARP_DEBUG=1 timeout 60 "$ping" -c \
-		-a "$addr_b" -p "$port" -S 100001 -C 5 -V "$@" \
+	in_a env IWARP_TRACE="$work/trace.pcap" IWARP_DEBUG=1 timeout 60 \
+		"$ping" -c -a "$addr_b" -p "$port" -S 100001 -C 5 -V "$@" \
 		>"$work/client" 2>&1 ||
 		fail "$variant $*: ping failed: $(cat "$work/client")"
 	wait "$server" || fail "$variant $*: the server failed: $(cat "$work/server")"
@@ -77,7 +78,8 @@ ping_traced() {
 	[ "$mtu" -eq 9000 ] && _writes=$((_emss * ((65536 - 320) / _emss)))
 	grep -q "established as initiator: .*, writes of $_writes octets" \
 		"$work/client" ||
-		fail "$variant $_opts: not writes of $_writes octets: $(grep -m 1 'established as' "$work/client")"
+		fail "$variant $_opts: not writes of $_writes octets:" \
+			"$(grep -m 1 'established as' "$work/client")"
 }
 
 # iwarp-perf's ratio to TCP for test $1 with the options $2...
