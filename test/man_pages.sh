@@ -2,7 +2,8 @@
 # Every function libiwarp exports and every tool it installs has a manual
 # page under its own name that names it, every option of a tool is in its
 # page's OPTIONS and its --help and every option documented exists, and
-# every page renders without a warning (groff -ww).
+# every page renders without a warning (groff -ww) in an 80-column
+# terminal, its tables included.
 set -eu
 
 lib="$abs_top_builddir/.libs/libiwarp.so"
@@ -113,7 +114,7 @@ done
 pages=0
 for page in "$man"/man*/*.[0-9]; do
 	grep -q '^\.so ' "$page" && continue
-	out=$(cd "$man" && groff -ww -z -man "$page" 2>&1)
+	out=$(cd "$man" && groff -t -ww -z -Tutf8 -rLL=78n -man "$page" 2>&1)
 	[ -z "$out" ] || fail "$page: $out"
 	pages=$((pages + 1))
 done
