@@ -88,11 +88,12 @@ def target($row):
 	"libfabric's fi_pingpong between two network namespaces joined by a " +
 	"veth pair: libiwarp's providers with both ends under `iwarp-run`, " +
 	"beside libfabric's own tcp providers and iwarp-perf on the same pair " +
-	"in the same rounds (medians; the ratio is libiwarp / the other, " +
-	"round by round; latency is the mean half round trip, bandwidth the " +
-	"ping-pong's octets both ways over its time):",
+	"in the same rounds (medians; the ratio is the first named over the " +
+	"second, round by round; latency is the mean half round trip, " +
+	"bandwidth the ping-pong's octets both ways over its time).  The " +
+	"rows without a target show what each layer adds to the one under it:",
 	"",
-	"| pattern | libiwarp | the other | ratio | target | |",
+	"| pattern | first | second | ratio | target | |",
 	"|---|---|---|---|---|---|",
 	(.fabric.rows[] | "| \(.label) | \(.libiwarp | num) \(.unit) | " +
 		"\(.peer | num) \(.unit) | \(.ratio | num) | \(.target) | " +
