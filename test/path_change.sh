@@ -5,6 +5,8 @@
 #    trace (IWARP_TRACE) sent from GRACE_S after the change fits the EMSS
 #    of the moment (RFC 5044 section 4.5: the MULPDU follows it), FPDUs
 #    grow again once the MTU is back, and iwarp-dump finds the trace clean;
+#    the debug log shows the writes following the MSS too (one GSO
+#    packet's whole segments at MTU 9000, 1 MiB at 1500: tp_write_size());
 #  - on a connection of its own, untraced, the link goes down for
 #    OUTAGE_S, well within the ACK timeout, and comes back: no connection
 #    ends, the rounds go on;
@@ -46,8 +48,8 @@ wait_line "$work/server.out" listening 10000 "the server does not listen"
 
 # ---- the MTU changes, traced ---------------------------------------------
 # shellcheck disable=SC2086
-ip netns exec "$ns_a" env IWARP_TRACE="$work/trace.pcap" "$dp" $opts \
-	"$addr_a" 7472 "$addr_b:$port" >"$work/client.out" 2>&1 &
+ip netns exec "$ns_a" env IWARP_TRACE="$work/trace.pcap" IWARP_DEBUG=1 \
+	"$dp" $opts "$addr_a" 7472 "$addr_b:$port" >"$work/client.out" 2>&1 &
 client=$!
 pids="$pids $client"
 wait_line "$work/client.out" "verified .* 10$" 20000 "no rounds"
@@ -60,9 +62,20 @@ up0=$(now_s)
 mtu 9000
 up1=$(now_s)
 sleep 0.8
-! grep -q " end " "$work/client.out" ||
+! grep -v "^iwarp: " "$work/client.out" | grep -q " end " ||
 	fail "the connection ended: $(grep " end " "$work/client.out")"
 stop_peer "$client" client
+# the log's write sizes: at establishment, at 1500, back at 9000
+jumbo=$(((9000 - hdrs) * ((65536 - 320) / (9000 - hdrs))))
+writes=$(sed -n 's/^iwarp: .*\(established as initiator\|MSS changed\)/&/p' \
+	"$work/client.out" | sed -n 's/.*writes of \([0-9]*\) octets.*/\1/p' |
+	tr '\n' ' ')
+case "$writes" in
+"$jumbo "*"1048576 "*"$jumbo ") ;;
+*) fail "writes of $writes octets, not $jumbo, 1048576, $jumbo:" \
+	"$(grep "^iwarp: .*writes of" "$work/client.out")" ;;
+esac
+echo "writes followed the MSS: ${writes% } octets"
 
 "$dump" "$work/trace.pcap" >"$work/dump" 2>&1 ||
 	fail "iwarp-dump: $(grep -m 3 -i violation "$work/dump")"

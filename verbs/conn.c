@@ -213,8 +213,9 @@ static void follow_mss(struct iw_cm_id *id, struct rdmap_qp *e, size_t len)
 	tp_follow_mss(&id->tp, mss);
 	rdmap_set_mulpdu(e, mpa_mulpdu(mss, e->conn.markers_tx));
 	if (e->conn.mulpdu != was)
-		iw_log_id(id, "MULPDU %u, was %u: TCP's MSS changed",
-			  e->conn.mulpdu, was);
+		iw_log_id(id, "MULPDU %u, was %u, writes of %zu octets: "
+			      "TCP's MSS changed",
+			  e->conn.mulpdu, was, id->tp.tx_write);
 	id->mss_look_at = id->tx_octets + (id->tx_octets < MSS_LOOK_EVERY
 						   ? id->tx_octets
 						   : MSS_LOOK_EVERY);
