@@ -72,10 +72,8 @@ ping_traced() {
 	[ "$_top" -gt $((_emss / 2)) ] ||
 		fail "$variant: the longest FPDU is $_top octets, the EMSS $_emss"
 	echo "$variant $_opts: $2 FPDUs traced, clean, the longest $_top octets (EMSS $_emss)"
-	# with jumbo frames a write hands TCP one GSO packet's whole segments
-	# (tp_write_size()); otherwise up to 1 MiB
-	_writes=1048576
-	[ "$mtu" -eq 9000 ] && _writes=$((_emss * ((65536 - 320) / _emss)))
+	# one GSO packet's whole segments at MTU 9000, 1 MiB at 1500
+	_writes=$(write_size "$_emss")
 	grep -q "established as initiator: .*, writes of $_writes octets" \
 		"$work/client" ||
 		fail "$variant $_opts: not writes of $_writes octets:" \

@@ -313,3 +313,14 @@ ns_pair() {
 # $@ in namespace A (B) of ns_pair
 in_a() { ip netns exec "$ns_a" "$@"; }
 in_b() { ip netns exec "$ns_b" "$@"; }
+
+# The most octets one of libiwarp's writes hands TCP on a connection whose
+# MSS is $1 (lib/tp_socket.c, tp_write_size()): with jumbo frames one GSO
+# packet's whole segments, else 1 MiB.
+write_size() {
+	if [ "$1" -ge 4096 ] && [ "$1" -lt 16384 ]; then
+		echo $(($1 * ((65536 - 320) / $1)))
+	else
+		echo 1048576
+	fi
+}
