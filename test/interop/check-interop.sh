@@ -405,9 +405,9 @@ EOF
 # libiwarp's log (IWARP_DEBUG) shows each connection's revision.
 perftest_rev1_items() {
 	cat <<'EOF'
-rev1-send-bw|IWARP_MPA_REV=1 IWARP_DEBUG=1|ib_send_bw -s 65536 -n 200
-rev1-write-bw|IWARP_MPA_REV=1 IWARP_DEBUG=1|ib_write_bw -s 65536 -n 200
-rev1-read-bw|IWARP_MPA_REV=1 IWARP_DEBUG=1|ib_read_bw -s 65536 -n 200
+rev1-send-bw|IWARP_MPA_REV=1|ib_send_bw -s 65536 -n 200
+rev1-write-bw|IWARP_MPA_REV=1|ib_write_bw -s 65536 -n 200
+rev1-read-bw|IWARP_MPA_REV=1|ib_read_bw -s 65536 -n 200
 EOF
 }
 
@@ -436,8 +436,15 @@ perftest_cell() {
 		printf 'note: %s/%s: no rate, a perftest clock uncalibrated\n' "$1" "$name"
 		cell "$1/$name" ok
 	else
-		cell "$1/$name" fail "perftest over libiwarp $rc$(perftest_retry_crash "$rc" "$dir/$name.log"), siw's perftest ${prc:-?}: $(tail -n 4 "$dir/$name.log") / $(tail -n 2 "$dir/perftest-$name.log" 2>/dev/null)"
+		cell "$1/$name" fail "perftest over libiwarp $rc$(perftest_retry_crash "$rc" "$dir/$name.log"), siw's perftest ${prc:-?}: $(perftest_story "$dir/$name.log" 6) / $(perftest_story "$dir/perftest-$name.log" 3)"
 	fi
+}
+
+# perftest_story LOG N: the last N lines of LOG that are not perftest's
+# banner or table (indented, rules, boxes, blank), where its errors and
+# libiwarp's connection log (IWARP_DEBUG) are
+perftest_story() {
+	grep -Ev '^( |-|\*|$)' "$1" 2>/dev/null | tail -n "$2"
 }
 
 # perftest_retry_crash RC LOG: a word on a SIGSEGV after a failed
@@ -755,8 +762,8 @@ GUEST
 			continue
 		fi
 		# shellcheck disable=SC2086 # envs and theirs are lists
-		run "$dir/$name.log" 120 env $envs "$run_compat" $theirs -R -F \
-			-p "$hp" 127.0.0.1 </dev/null
+		run "$dir/$name.log" 120 env IWARP_DEBUG=1 $envs "$run_compat" \
+			$theirs -R -F -p "$hp" 127.0.0.1 </dev/null
 		rc=$?
 		if [[ " $envs " == *" IWARP_MPA_REV=1 "* ]] &&
 			! only_rev1 "$dir/$name.log"; then
@@ -768,9 +775,16 @@ GUEST
 	wait "$guest_pid" || say "guest of compat-perftest-server: $(cat "$dir/boot.log")"
 }
 
+# socat_errors DIR: what the socat processes of a guest's -g forwards
+# said went wrong (they share QEMU's stderr, its console log)
+socat_errors() {
+	grep -a 'socat\[[0-9]*\] E ' "$1/console.log" 2>/dev/null
+}
+
 # siw's perftest connects; Debian's perftest serves over libiwarp
 scenario_compat_perftest_client() {
 	local dir=$work/compat-perftest-client hp i name envs theirs pid hex
+	local listening seen rc
 	mkdir -p "$dir"
 	hp=$(free_port)
 	hex=$(printf '%04X' "$hp")
@@ -793,16 +807,27 @@ GUEST
 		i=$((i + 1))
 		# (perftest's server takes no address: it listens on all)
 		# shellcheck disable=SC2086 # envs and theirs are lists
-		timeout 150 env $envs "$run_compat" $theirs -R -F -p "$hp" \
-			</dev/null >"$dir/$name.log" 2>&1 &
+		timeout 150 env IWARP_DEBUG=1 $envs "$run_compat" $theirs -R -F \
+			-p "$hp" </dev/null >"$dir/$name.log" 2>&1 &
 		pid=$!
-		for _ in $(seq 100); do
-			grep -q ":$hex 00000000:0000 0A" /proc/net/tcp && break
+		# siw connects to whatever QEMU's socat reaches: not listening
+		# yet, its connection ends before the MPA Request
+		listening=false
+		for _ in $(seq 300); do
+			grep -q ":$hex 00000000:0000 0A" /proc/net/tcp &&
+				listening=true && break
+			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
+		$listening ||
+			echo "interop: perftest over libiwarp did not listen within 30 s" >>"$dir/$name.log"
+		seen=$(socat_errors "$dir" | wc -l)
 		touch "$dir/go.$i"
 		wait "$pid"
-		perftest_cell compat-perftest-client "$dir" "$i" "$name" $?
+		rc=$?
+		socat_errors "$dir" | tail -n "+$((seen + 1))" |
+			sed 's/^/interop: /' >>"$dir/$name.log"
+		perftest_cell compat-perftest-client "$dir" "$i" "$name" "$rc"
 	done <"$dir/items"
 	wait "$guest_pid" || say "guest of compat-perftest-client: $(cat "$dir/boot.log")"
 }
