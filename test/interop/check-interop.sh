@@ -926,10 +926,13 @@ GUEST
 			</dev/null >"$dir/$name.log" 2>&1 &
 		pid=$!
 		if [ "$role" = connect ]; then
-			for _ in $(seq 100); do
+			for _ in $(seq 300); do
 				link_listening "$port" && break
+				kill -0 "$pid" 2>/dev/null || break
 				sleep 0.1
 			done
+			link_listening "$port" ||
+				echo "interop: ours did not listen within 30 s" >>"$dir/$name.log"
 			touch "$dir/go.$i"
 		fi
 		wait "$pid"
