@@ -6,6 +6,7 @@
 #
 #   IWARP_INTEROP_KEEP=1   keep the work directory (logs, traces, consoles)
 #   IWARP_INTEROP_ONLY=RE  run only the scenarios whose name matches RE
+#                          (as printed: compat-perftest-client)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -1038,7 +1039,9 @@ scenario_libfabric() {
 for s in siw_server siw_client rdmacm compat_rping_server \
 	compat_rping_client compat_perftest_server compat_perftest_client \
 	rsockets libfabric side_by_side; do
-	[[ $s =~ ${IWARP_INTEROP_ONLY:-.} ]] || continue
+	# (the name as printed, compat-perftest-client, or as the function's)
+	[[ ${s//_/-} =~ ${IWARP_INTEROP_ONLY:-.} || $s =~ ${IWARP_INTEROP_ONLY:-.} ]] ||
+		continue
 	say "scenario ${s//_/-}"
 	"scenario_$s"
 done
