@@ -109,11 +109,34 @@ static void keep_acks_prompt(struct tp_conn *c)
 	c->rx_since_tx = 0;
 }
 
+static bool read_some(struct tp_conn *c);
+/* The thread is in read_some(): its scratch buffer holds what it read. */
+static _Thread_local bool reading;
+
+/*
+ * A send found the socket failed (the peer reset it, or TCP gave up).
+ * What the peer sent before that still waits in the socket, its last
+ * FPDUs perhaps, whose completions its application counted on: they go
+ * up first, and the end of the stream then reports @err through
+ * ops->closed() (the send took the socket's own error).  Returns @err if
+ * the owner has not been told, 0 once it has.
+ */
+static int send_failed(struct tp_conn *c, int err)
+{
+	c->tx_err = err;
+	if (reading)
+		return 0; /* sent from a read's callback: that read goes on */
+	while (!c->shut && !read_some(c))
+		;
+	return c->shut ? 0 : err;
+}
+
 /*
  * Sends what the owner has ready, several FPDUs per call, until it has
  * nothing more or the socket is full (then the write event takes over, or
  * the next poll of a thread that polls the connection: arm_write()).
- * Returns 0 or the negated errno of a failed socket.
+ * Returns 0, or the negated errno of a failed socket that ops->closed()
+ * has not reported (see send_failed()).
  */
 int tp_kick(struct tp_conn *c)
 {
@@ -141,7 +164,7 @@ int tp_kick(struct tp_conn *c)
 				arm_write(c, true);
 				return 0;
 			}
-			return -errno;
+			return send_failed(c, -errno);
 		}
 		tp_trace_data(c, true, iov, n, (size_t)w);
 		keep_acks_prompt(c);
@@ -190,7 +213,7 @@ unsigned long tp_thread_reads(void)
  * stopped: a read that came back short of what it asked for, or found
  * nothing, or the end of the stream.
  */
-static bool read_some(struct tp_conn *c)
+static bool read_rounds(struct tp_conn *c)
 {
 	uint8_t fallback[2048], *buf = rx_scratch();
 	size_t buf_len = buf ? TP_RXBUF : sizeof(fallback);
@@ -223,7 +246,7 @@ static bool read_some(struct tp_conn *c)
 		if (r == 0) {
 			c->eof_seen = true;
 			event_del_noblock(c->rev);
-			c->ops->closed(c->arg, 0);
+			c->ops->closed(c->arg, c->tx_err);
 			return true;
 		}
 		thread_reads++;
@@ -243,6 +266,17 @@ static bool read_some(struct tp_conn *c)
 			return true; /* drained */
 	}
 	return c->shut;
+}
+
+/* read_rounds(), which a send that fails meanwhile must not start again */
+static bool read_some(struct tp_conn *c)
+{
+	bool drained;
+
+	reading = true;
+	drained = read_rounds(c);
+	reading = false;
+	return drained;
 }
 
 /*

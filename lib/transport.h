@@ -129,6 +129,7 @@ struct tp_conn {
 	struct tp_acks fin_acks;
 	bool fin_sent;
 	bool eof_seen;
+	int tx_err; /* how a send failed: the end of the stream reads so */
 	struct tp_trace *trace;
 	struct pcapw_flow flow;
 	int trace_side;	     /* which side of flow we are */

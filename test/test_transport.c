@@ -42,6 +42,9 @@ struct owner {
 	uint8_t *tx_src;  /* what the owner sends, tx_len octets */
 	size_t tx_len, tx_sent;
 	size_t tx_asked;  /* the most octets a gather was asked for */
+	struct tp_conn *conn; /* shut when the stream ends (noting_ops) */
+	int closes, close_err;
+	size_t placed_at_close; /* payload placed when the end was told */
 };
 
 static void no_lock(void *arg)
@@ -135,6 +138,23 @@ static const struct tp_ops ops = {
 	.rx_direct_done = direct_done, .closed = closed,
 };
 
+/* An end of the stream noted, as an owner does, which then shuts it. */
+static void note_closed(void *arg, int err)
+{
+	struct owner *o = arg;
+
+	o->closes++;
+	o->close_err = err;
+	o->placed_at_close = o->placed;
+	tp_shutdown(o->conn);
+}
+
+static const struct tp_ops noting_ops = {
+	.lock = no_lock, .unlock = no_lock, .tx_gather = gather,
+	.tx_advance = advance, .rx_feed = feed, .rx_direct = direct,
+	.rx_direct_done = direct_done, .closed = note_closed,
+};
+
 struct link {
 	struct event_base *base;
 	struct tp_conn c;
@@ -143,7 +163,7 @@ struct link {
 	int fd;
 };
 
-static void link_open(struct link *l)
+static void link_open_with(struct link *l, const struct tp_ops *o_ops)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -163,14 +183,21 @@ static void link_open(struct link *l)
 	l->o.place = calloc(1, PLACE_LEN);
 	l->base = event_base_new();
 	ck_assert(l->o.place && l->base);
-	ck_assert_int_eq(tp_adopt(&l->c, l->base, l->fd, &ops, &l->o, NULL),
+	l->o.conn = &l->c;
+	ck_assert_int_eq(tp_adopt(&l->c, l->base, l->fd, o_ops, &l->o, NULL),
 			 0);
+}
+
+static void link_open(struct link *l)
+{
+	link_open_with(l, &ops);
 }
 
 /* What is left once the transport is freed: the far end, the loop. */
 static void link_release(struct link *l)
 {
-	close(l->peer);
+	if (l->peer >= 0)
+		close(l->peer);
 	event_base_free(l->base);
 	free(l->o.place);
 }
@@ -628,6 +655,47 @@ START_TEST(a_closed_connection_delivers_what_the_peer_has_not_acknowledged)
 }
 END_TEST
 
+/*
+ * The peer sends three frames and leaves with a reset, which comes before
+ * anything read them.  A send then fails on the socket; the frames go up
+ * all the same, and only then the end of the stream, with the send's
+ * error: the last messages of a peer that resets are not lost.
+ */
+START_TEST(a_send_that_meets_a_reset_comes_after_what_the_peer_sent)
+{
+	enum { N = 3, LEN = 100 };
+	static uint8_t wire[N * (LEN + 4)], credit[16];
+	struct linger abort_close = { 1, 0 };
+	struct link l;
+	size_t n = frames(wire, 0, N, LEN);
+	int rc;
+
+	link_open_with(&l, &noting_ops);
+	arrive(&l, wire, n);
+	ck_assert_int_eq(setsockopt(l.peer, SOL_SOCKET, SO_LINGER,
+				    &abort_close, sizeof(abort_close)), 0);
+	close(l.peer);
+	l.peer = -1;
+	for (int i = 0; i < 1000; i++) {
+		struct pollfd pf = { l.fd, POLLIN, 0 };
+
+		poll(&pf, 1, 10);
+		if (pf.revents & (POLLERR | POLLHUP))
+			break;
+	}
+	l.o.tx_src = credit;
+	l.o.tx_len = sizeof(credit);
+	rc = tp_kick(&l.c);
+	if (rc) /* not told through closed(): the caller tells, as verbs/ does */
+		note_closed(&l.o, rc);
+	ck_assert_int_eq(l.o.closes, 1);
+	ck_assert_int_lt(l.o.close_err, 0);
+	ck_assert_uint_eq(l.o.placed_at_close, (size_t)N * LEN);
+	expect_placed(&l, wire, N, LEN);
+	link_close(&l);
+}
+END_TEST
+
 static int tcp_state(int fd)
 {
 	struct tcp_info ti;
@@ -718,6 +786,7 @@ static Suite *suite(void)
 	tcase_add_test(tc,
 		       a_closed_connection_delivers_what_the_peer_has_not_acknowledged);
 	tcase_add_test(tc, a_peer_that_takes_nothing_holds_the_close_briefly);
+	tcase_add_test(tc, a_send_that_meets_a_reset_comes_after_what_the_peer_sent);
 	tcase_add_test(tc, the_fin_waits_until_the_data_before_it_are_acknowledged);
 	suite_add_tcase(s, tc);
 	return s;
