@@ -4,10 +4,11 @@
  * machine the peer that must answer (another process, or another thread
  * of this one) often waits for the very processor a poller spins on; a
  * poller that keeps it makes every round trip cost a scheduler time
- * slice, milliseconds instead of microseconds.  The tests make that
- * contention certain rather than likely: two threads at the same
- * SCHED_FIFO priority on one processor, where the one running keeps the
- * processor until it yields or sleeps.  The watchdogs only end a test
+ * slice, milliseconds instead of microseconds.  One that armed the CQ
+ * keeps it: it sleeps next, and is woken ahead of busy threads.  The
+ * tests make that contention certain rather than likely: two threads at
+ * the same SCHED_FIFO priority on one processor, where the one running
+ * keeps the processor until it yields or sleeps.  The watchdogs only end a test
  * that stalled; nothing here is timed.
  *
  * Needs a real-time priority (root or CAP_SYS_NICE) and two processors
@@ -90,6 +91,7 @@ struct share {
 	atomic_ulong other_turns; /* times the other thread has run */
 	unsigned long turns_during_polls;
 	int polls, bad_polls;
+	bool arm; /* iw_req_notify_cq() first, as a thread about to sleep does */
 };
 
 /* Runs whenever the processor is given to it, counting its turns. */
@@ -111,6 +113,8 @@ static void *poller(void *arg)
 	unsigned long before = atomic_load(&sh->other_turns);
 	struct iw_wc wc;
 
+	if (sh->arm && iw_req_notify_cq(sh->cq, 0) != 0)
+		sh->bad_polls++;
 	for (int i = 0; i < sh->polls; i++)
 		if (iw_poll_cq(sh->cq, 1, &wc) != 0)
 			sh->bad_polls++;
@@ -120,14 +124,12 @@ static void *poller(void *arg)
 }
 
 /*
- * The poller finds its CQ empty 1000 times; the other thread, on the same
- * processor at the same priority, only runs when the poller yields.  It
- * must have run between (nearly) every two empty polls: all but the first
- * CQ_YIELD_AFTER - 1 of a run give the processor away.
+ * The poller finds its CQ empty sh->polls times, beside the other thread
+ * on the same processor at the same priority, which only runs when the
+ * poller yields (or sleeps).
  */
-START_TEST(empty_polls_hand_the_processor_to_a_thread_that_waits)
+static void poll_beside_other(struct share *sh)
 {
-	struct share sh = { .polls = 1000 };
 	struct e2e_opts o;
 	pthread_t t_other, t_poller;
 	struct e2e e;
@@ -135,14 +137,14 @@ START_TEST(empty_polls_hand_the_processor_to_a_thread_that_waits)
 
 	e2e_opts_default(&o);
 	e2e_connect(&e, &o);
-	sh.cq = e.s.cq;
-	ck_assert_int_eq(start_rt(&t_other, other, &sh), 0);
-	for (end = now_ms() + E2E_WAIT_MS; !atomic_load(&sh.other_up);)
+	sh->cq = e.s.cq;
+	ck_assert_int_eq(start_rt(&t_other, other, sh), 0);
+	for (end = now_ms() + E2E_WAIT_MS; !atomic_load(&sh->other_up);)
 		require(now_ms() < end, "the other thread never ran");
-	ck_assert_int_eq(start_rt(&t_poller, poller, &sh), 0);
-	for (end = now_ms() + E2E_WAIT_MS; !atomic_load(&sh.done);) {
+	ck_assert_int_eq(start_rt(&t_poller, poller, sh), 0);
+	for (end = now_ms() + E2E_WAIT_MS; !atomic_load(&sh->done);) {
 		if (now_ms() >= end) {
-			atomic_store(&sh.done, true); /* let both end */
+			atomic_store(&sh->done, true); /* let both end */
 			break;
 		}
 		struct timespec nap = { 0, 10 * 1000 * 1000 };
@@ -151,13 +153,41 @@ START_TEST(empty_polls_hand_the_processor_to_a_thread_that_waits)
 	}
 	pthread_join(t_poller, NULL);
 	pthread_join(t_other, NULL);
-	ck_assert_int_eq(sh.bad_polls, 0);
+	ck_assert_int_eq(sh->bad_polls, 0);
+	e2e_teardown(&e);
+}
+
+/*
+ * The other thread must have run between (nearly) every two empty polls:
+ * all but the first CQ_YIELD_AFTER - 1 of a run give the processor away.
+ */
+START_TEST(empty_polls_hand_the_processor_to_a_thread_that_waits)
+{
+	struct share sh = { .polls = 1000 };
+
+	poll_beside_other(&sh);
 	require(sh.turns_during_polls >=
 			(unsigned long)(sh.polls - CQ_YIELD_AFTER),
 		"the other thread ran %lu times during %d empty polls: the "
 		"poller kept the processor",
 		sh.turns_during_polls, sh.polls);
-	e2e_teardown(&e);
+}
+END_TEST
+
+/*
+ * Polls of an armed CQ keep the processor: their caller sleeps on the
+ * event next, and a yield first would wait out another busy thread's
+ * turn.  (A rare wait for a lock may still let the other thread in.)
+ */
+START_TEST(empty_polls_of_an_armed_cq_keep_the_processor)
+{
+	struct share sh = { .polls = 1000, .arm = true };
+
+	poll_beside_other(&sh);
+	require(sh.turns_during_polls < (unsigned long)sh.polls / 10,
+		"the other thread ran %lu times during %d empty polls of an "
+		"armed CQ: the poller gave the processor away",
+		sh.turns_during_polls, sh.polls);
 }
 END_TEST
 
@@ -307,6 +337,7 @@ int main(void)
 		return 77;
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, empty_polls_hand_the_processor_to_a_thread_that_waits);
+	tcase_add_test(tc, empty_polls_of_an_armed_cq_keep_the_processor);
 	tcase_add_test(tc, two_pollers_on_one_processor_ping_pong);
 	suite_add_tcase(s, tc);
 	return run_suite(s);

@@ -654,11 +654,13 @@ int iw_poll_cq_0_2(struct iw_cq *cq, int num_entries, struct iw_wc *wc)
 	n = take(cq, num_entries, wc);
 	if (!n && !just_drained(cq, poll)) {
 		n = poll_empty(cq, poll, num_entries, wc);
-		/* a CQ with no QP waits for no peer (CQ_YIELD_AFTER) */
+		/* a CQ with no QP waits for no peer, an armed one's caller
+		 * sleeps next (CQ_YIELD_AFTER) */
 		yield = !n &&
 			atomic_load_explicit(&cq->empty_run, memory_order_relaxed) >=
 				CQ_YIELD_AFTER &&
-			atomic_load_explicit(&cq->qps, memory_order_relaxed)->n;
+			atomic_load_explicit(&cq->qps, memory_order_relaxed)->n &&
+			!atomic_load_explicit(&cq->armed, memory_order_relaxed);
 	} else if (n && progress_due(poll)) {
 		/* a CQ never empty (send completions) must not starve reads */
 		progress_cq(cq, poll, false);

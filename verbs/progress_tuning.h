@@ -47,7 +47,12 @@
  * microseconds instead of ten).  With nobody waiting the yield returns at
  * once.  The first empty poll after completions does not yield: it is the
  * one that finds a queue drained.  Nor does the poll of a CQ that has no
- * queue pair: nothing it could wait for comes from a peer.  iw_poll_cq(3).
+ * queue pair: nothing it could wait for comes from a peer.  Nor that of an
+ * armed CQ: its caller checks once more before it sleeps on the event,
+ * and sleeping hands the processor over anyway; a yield first would, on
+ * a machine with more busy threads than processors, wait out a busy
+ * thread's time slice (milliseconds), where a sleeper is woken ahead of
+ * them.  iw_poll_cq(3).
  */
 #define CQ_YIELD_AFTER 2
 /*
