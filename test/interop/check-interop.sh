@@ -442,10 +442,12 @@ perftest_cell() {
 }
 
 # perftest_story LOG N: the last N lines of LOG that are not perftest's
-# banner or table (indented, rules, boxes, blank), where its errors and
-# libiwarp's connection log (IWARP_DEBUG) are
+# banner or table (rules, boxes, blank lines, its title, " Field : value"
+# lines, the table's head and rows), where its errors (" Unable to ...")
+# and libiwarp's connection log (IWARP_DEBUG) are
 perftest_story() {
-	grep -Ev '^( |-|\*|$)' "$1" 2>/dev/null | tail -n "$2"
+	grep -Ev '^(-+|\*.*| {4,}.*| +#.*| +[0-9].*| [A-Za-z][^:]*:.*|)$' \
+		"$1" 2>/dev/null | tail -n "$2"
 }
 
 # perftest_retry_crash RC LOG: a word on a SIGSEGV after a failed
