@@ -74,6 +74,23 @@ wait_file() {
 	return 1
 }
 
+# await_ours PID LOG CHECK...: waits up to 30 s for our listener, while
+# our process PID runs, until the command CHECK finds it; says in LOG
+# when it never came (the cell then fails on siw's side, which connected
+# to nobody).
+await_ours() {
+	local pid=$1 log=$2 i
+	shift 2
+	for ((i = 0; i < 300; i++)); do
+		"$@" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	"$@" && return 0
+	echo "interop: ours did not listen within 30 s" >>"$log"
+	return 1
+}
+
 # read_rc PATH SECS: prc, the status the guest wrote to PATH, once it has.
 # The guest's "echo $? >rc.I" creates the file before it writes the
 # status, and through the shared directory the host can see it empty
@@ -787,7 +804,7 @@ socat_errors() {
 # siw's perftest connects; Debian's perftest serves over libiwarp
 scenario_compat_perftest_client() {
 	local dir=$work/compat-perftest-client hp i name envs theirs pid hex
-	local listening seen rc
+	local seen rc
 	mkdir -p "$dir"
 	hp=$(free_port)
 	hex=$(printf '%04X' "$hp")
@@ -815,15 +832,8 @@ GUEST
 		pid=$!
 		# siw connects to whatever QEMU's socat reaches: not listening
 		# yet, its connection ends before the MPA Request
-		listening=false
-		for _ in $(seq 300); do
-			grep -q ":$hex 00000000:0000 0A" /proc/net/tcp &&
-				listening=true && break
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		$listening ||
-			echo "interop: perftest over libiwarp did not listen within 30 s" >>"$dir/$name.log"
+		await_ours "$pid" "$dir/$name.log" \
+			grep -q ":$hex 00000000:0000 0A" /proc/net/tcp
 		seen=$(socat_errors "$dir" | wc -l)
 		touch "$dir/go.$i"
 		wait "$pid"
@@ -929,13 +939,7 @@ GUEST
 			</dev/null >"$dir/$name.log" 2>&1 &
 		pid=$!
 		if [ "$role" = connect ]; then
-			for _ in $(seq 300); do
-				link_listening "$port" && break
-				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.1
-			done
-			link_listening "$port" ||
-				echo "interop: ours did not listen within 30 s" >>"$dir/$name.log"
+			await_ours "$pid" "$dir/$name.log" link_listening "$port"
 			touch "$dir/go.$i"
 		fi
 		wait "$pid"
