@@ -506,10 +506,12 @@ static void dereg(struct run *r)
 	struct region *g = &r->reg[fz_u8(&r->in) % r->n_reg];
 
 	if (g->state == R_DEREGISTERED ||
-	    rdmap_mem_posted(&r->qp, g->base, g->len) ||
-	    (r->use_srq && rdmap_srq_mem_posted(&r->srq, g->base, g->len)))
+	    rdmap_mem_sending(&r->qp, g->base, g->len))
 		return; /* iw_dereg_mr() says EBUSY */
 	ddp_mr_invalidate(&r->stags, g->stag, g->pd);
+	if (r->use_srq)
+		rdmap_srq_revoke(&r->srq, g->stag);
+	rdmap_recvs_revoke(&r->qp, g->stag);
 	rdmap_mem_release(&r->qp, g->stag, g->base, g->len);
 	fz_check(ddp_mr_deregister(&r->stags, g->stag) == 0, "deregister");
 	g->state = R_DEREGISTERED;
@@ -630,7 +632,7 @@ static void finish(struct run *r)
 	fz_check(in_srq == left_srq, "%u receives in the SRQ, %u not completed",
 		 in_srq, left_srq);
 	for (unsigned int i = 0; i < r->n_reg; i++)
-		fz_check(!rdmap_mem_posted(&r->qp, r->reg[i].base, r->reg[i].len),
+		fz_check(!rdmap_mem_sending(&r->qp, r->reg[i].base, r->reg[i].len),
 			 "region %u still posted after the flush", i);
 	arena_check(r->arena);
 }

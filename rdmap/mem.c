@@ -35,11 +35,11 @@ static bool iov_overlaps(const struct iovec *iov, int iovcnt,
 }
 
 /*
- * Whether work posted on the engine and not yet carried out (sends,
- * receives, the receive a message is landing in) names memory in
- * [@base, @base + @len).  Work already completed or flushed does not.
+ * Whether send queue work not yet carried out (a Send, RDMA Write or RDMA
+ * Read, whose sink this is) names memory in [@base, @base + @len).  Work
+ * already completed or flushed does not.
  */
-bool rdmap_mem_posted(struct rdmap_qp *qp, const uint8_t *base, uint64_t len)
+bool rdmap_mem_sending(struct rdmap_qp *qp, const uint8_t *base, uint64_t len)
 {
 	for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
 		const struct rdmap_swqe *w = sq_at(qp, i);
@@ -48,31 +48,51 @@ bool rdmap_mem_posted(struct rdmap_qp *qp, const uint8_t *base, uint64_t len)
 		    iov_overlaps(w->iov, w->iovcnt, base, len))
 			return true;
 	}
-	for (uint32_t i = 0; i < qp->rq_count; i++) {
-		const struct rdmap_rwqe *r = rq_at(qp, qp->rq_tail + i);
+	return false;
+}
 
-		if (iov_overlaps(r->iov, r->iovcnt, base, len))
+/*
+ * Marks @r revoked if one of its buffers came through @lkey: it no longer
+ * names any memory.  Returns whether it did.
+ */
+static bool rwqe_revoke(struct rdmap_rwqe *r, uint32_t lkey)
+{
+	for (int i = 0; i < r->iovcnt; i++) {
+		if (r->lkey[i] == lkey) {
+			r->revoked = true;
+			r->iovcnt = 0;
 			return true;
+		}
 	}
-	return qp->have_cur_recv &&
-	       iov_overlaps(qp->cur_recv.iov, qp->cur_recv.iovcnt, base, len);
+	return false;
+}
+
+/*
+ * The region of @lkey is being deregistered: the receives posted through
+ * it let go of its memory, as an RDMA adapter's would, which resolves
+ * their keys only once a message comes.  A queued one is flushed as ever,
+ * or fails when a message comes to it (take_recv()); one a message is
+ * landing in ends the stream now, with a local protection error.  Returns
+ * true when the engine changed state.
+ */
+bool rdmap_recvs_revoke(struct rdmap_qp *qp, uint32_t lkey)
+{
+	for (uint32_t i = 0; i < qp->rq_count; i++)
+		rwqe_revoke(rq_at(qp, qp->rq_tail + i), lkey);
+	if (!qp->have_cur_recv || !rwqe_revoke(&qp->cur_recv, lkey) ||
+	    qp->state != RDMAP_QP_RTS)
+		return false;
+	rdmap_fail_local(qp, -IW_ELOCAL_PROTECTION);
+	return true;
 }
 
 /* The same for the receives posted to a shared receive queue. */
-bool rdmap_srq_mem_posted(struct rdmap_srq *srq, const uint8_t *base,
-			  uint64_t len)
+void rdmap_srq_revoke(struct rdmap_srq *srq, uint32_t lkey)
 {
-	bool found = false;
-
 	pthread_mutex_lock(&srq->lock);
-	for (uint32_t i = 0; i < srq->count && !found; i++) {
-		const struct rdmap_rwqe *r =
-			&srq->ring[(srq->head + i) & srq->mask];
-
-		found = iov_overlaps(r->iov, r->iovcnt, base, len);
-	}
+	for (uint32_t i = 0; i < srq->count; i++)
+		rwqe_revoke(&srq->ring[(srq->head + i) & srq->mask], lkey);
 	pthread_mutex_unlock(&srq->lock);
-	return found;
 }
 
 /* The FPDU partly handed down already, if it holds memory of the region. */
@@ -100,7 +120,8 @@ static bool partial_fpdu_overlaps(struct rdmap_qp *qp, const uint8_t *base,
  * When part of an FPDU holding its memory is on the wire already, the
  * rest cannot follow, and no Terminate can follow it: the stream ends
  * at once.  Work the application posted is not looked at (see
- * rdmap_mem_posted()).  Returns true when the engine changed state.
+ * rdmap_mem_sending() and rdmap_recvs_revoke()).  Returns true when the
+ * engine changed state.
  */
 bool rdmap_mem_release(struct rdmap_qp *qp, uint32_t stag,
 		       const uint8_t *base, uint64_t len)

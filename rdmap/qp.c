@@ -70,10 +70,13 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 	qp->rq_mask = rq_len - 1;
 	qp->rq = calloc(rq_len, sizeof(*qp->rq));
 	qp->rq_iov = calloc((size_t)rq_len * sges, sizeof(*qp->rq_iov));
+	qp->rq_lkey = calloc((size_t)rq_len * sges, sizeof(*qp->rq_lkey));
 	/* a receive taken from an SRQ may have up to RDMAP_MAX_SGE buffers */
 	qp->cur_iov = calloc(RDMAP_MAX_SGE, sizeof(*qp->cur_iov));
+	qp->cur_lkey = calloc(RDMAP_MAX_SGE, sizeof(*qp->cur_lkey));
 	if (!qp->sq || !qp->sq_iov || (attr->max_inline && !qp->sq_inline) ||
-	    !qp->rq || !qp->rq_iov || !qp->cur_iov) {
+	    !qp->rq || !qp->rq_iov || !qp->rq_lkey || !qp->cur_iov ||
+	    !qp->cur_lkey) {
 		rdmap_qp_fini(qp);
 		return -ENOMEM;
 	}
@@ -83,9 +86,12 @@ int rdmap_qp_init(struct rdmap_qp *qp, const struct rdmap_qp_attr *attr,
 			qp->sq[i].inline_buf =
 				qp->sq_inline + (size_t)i * attr->max_inline;
 	}
-	for (uint32_t i = 0; i < rq_len; i++)
+	for (uint32_t i = 0; i < rq_len; i++) {
 		qp->rq[i].iov = qp->rq_iov + (size_t)i * sges;
+		qp->rq[i].lkey = qp->rq_lkey + (size_t)i * sges;
+	}
 	qp->cur_recv.iov = qp->cur_iov;
+	qp->cur_recv.lkey = qp->cur_lkey;
 	for (int q = 0; q < RDMAP_QN_MAX; q++) {
 		qp->msn_tx[q] = 1;
 		ddp_queue_init(&qp->rxq[q]);
@@ -100,7 +106,9 @@ void rdmap_qp_fini(struct rdmap_qp *qp)
 	free(qp->sq_inline);
 	free(qp->rq);
 	free(qp->rq_iov);
+	free(qp->rq_lkey);
 	free(qp->cur_iov);
+	free(qp->cur_lkey);
 	free(qp->ord_q);
 	free(qp->ird_q);
 	free(qp->fpdus);
@@ -279,11 +287,12 @@ void rdmap_sq_complete(struct rdmap_qp *qp)
 	rdmap_cqe_release(qp);
 }
 
-static void flush_recv(struct rdmap_qp *qp, const struct rdmap_rwqe *r)
+static void flush_recv(struct rdmap_qp *qp, const struct rdmap_rwqe *r,
+		       uint8_t status)
 {
 	*rdmap_cqe_slot(qp) = (struct rdmap_cqe){
 		.wr_id = r->wr_id,
-		.status = RDMAP_WC_WR_FLUSH_ERR,
+		.status = status,
 		.opcode = RDMAP_WC_RECV,
 		.recv = true,
 		.err = qp->err,
@@ -314,10 +323,13 @@ static void flush(struct rdmap_qp *qp, uint8_t status)
 	qp->ird_count = qp->ird_started = 0;
 	if (qp->have_cur_recv) {
 		qp->have_cur_recv = false;
-		flush_recv(qp, &qp->cur_recv);
+		/* revoked: a message came to it after its region had gone */
+		flush_recv(qp, &qp->cur_recv,
+			   qp->cur_recv.revoked ? RDMAP_WC_LOC_PROT_ERR
+						: RDMAP_WC_WR_FLUSH_ERR);
 	}
 	for (; qp->rq_count; qp->rq_count--, qp->rq_tail++)
-		flush_recv(qp, rq_at(qp, qp->rq_tail));
+		flush_recv(qp, rq_at(qp, qp->rq_tail), RDMAP_WC_WR_FLUSH_ERR);
 }
 
 /*
@@ -422,13 +434,14 @@ void rdmap_qp_terminate(struct rdmap_qp *qp, int err)
 }
 
 /*
- * Resolves a work request's local buffers through their lkeys.  Local keys
- * are checked when work is posted, so a bad one is refused at once with
+ * Resolves a work request's local buffers through their lkeys (noted in
+ * @lkey, when given, beside each buffer).  Local keys are checked when
+ * work is posted, so a bad one is refused at once with
  * -IW_ELOCAL_PROTECTION rather than discovered later on the wire.
  */
 static int resolve_sges(struct rdmap_qp *qp, const struct rdmap_sge *sge,
 			uint32_t n, uint32_t access, struct iovec *iov,
-			int *iovcnt, uint64_t *len)
+			uint32_t *lkey, int *iovcnt, uint64_t *len)
 {
 	/* counts in locals: stores through @iov could alias the outputs */
 	uint64_t total = 0;
@@ -444,6 +457,8 @@ static int resolve_sges(struct rdmap_qp *qp, const struct rdmap_sge *sge,
 					access | DDP_ACCESS_POST, sge[i].addr,
 					sge[i].length, &where) != DDP_MR_OK)
 			return -IW_ELOCAL_PROTECTION;
+		if (lkey)
+			lkey[cnt] = sge[i].lkey;
 		iov[cnt++] = (struct iovec){ where, sge[i].length };
 		total += sge[i].length;
 	}
@@ -583,7 +598,7 @@ int rdmap_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 				  rdmap_wr_is_request(wr->op)
 					  ? DDP_ACCESS_LOCAL_WRITE
 					  : 0,
-				  w->iov, &w->iovcnt, &w->len);
+				  w->iov, NULL, &w->iovcnt, &w->len);
 	if (rc)
 		return rc;
 	if (w->len > UINT32_MAX)
@@ -619,10 +634,11 @@ int rdmap_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr)
 		return -ENOMEM;
 	r = rq_at(qp, qp->rq_tail + qp->rq_count);
 	rc = resolve_sges(qp, wr->sge, wr->num_sge, DDP_ACCESS_LOCAL_WRITE,
-			  r->iov, &r->iovcnt, &r->len);
+			  r->iov, r->lkey, &r->iovcnt, &r->len);
 	if (rc)
 		return rc;
 	r->wr_id = wr->wr_id;
+	r->revoked = false;
 	qp->rq_count++;
 	return 0;
 }

@@ -219,6 +219,8 @@ struct rdmap_rwqe {
 	uint64_t len;
 	int iovcnt;
 	struct iovec *iov; /* max_sge entries */
+	uint32_t *lkey;	   /* the STag each iov entry came through */
+	bool revoked;	   /* a region it named was deregistered */
 };
 
 struct rdmap_srq {
@@ -230,6 +232,7 @@ struct rdmap_srq {
 	uint32_t mask, head, count;
 	struct rdmap_rwqe *ring;
 	struct iovec *iov_store;
+	uint32_t *lkey_store;
 };
 
 int rdmap_srq_init(struct rdmap_srq *srq, struct ddp_stag_table *stags,
@@ -403,9 +406,11 @@ struct rdmap_qp {
 	struct rdmap_rwqe *rq;
 	uint32_t rq_size, rq_mask, rq_tail, rq_count;
 	struct iovec *rq_iov;
+	uint32_t *rq_lkey;
 	struct rdmap_rwqe cur_recv; /* the receive a message is landing in */
 	bool have_cur_recv;
 	struct iovec *cur_iov;
+	uint32_t *cur_lkey;
 
 	/* outbound Reads (ORD) and inbound Reads (IRD) */
 	struct rdmap_ord_entry *ord_q;
@@ -506,9 +511,9 @@ int rdmap_rx_direct_done(struct rdmap_qp *qp, size_t len);
 
 /* ---- application memory the engine holds (mem.c) ------------------ */
 
-bool rdmap_mem_posted(struct rdmap_qp *qp, const uint8_t *base, uint64_t len);
-bool rdmap_srq_mem_posted(struct rdmap_srq *srq, const uint8_t *base,
-			  uint64_t len);
+bool rdmap_mem_sending(struct rdmap_qp *qp, const uint8_t *base, uint64_t len);
+bool rdmap_recvs_revoke(struct rdmap_qp *qp, uint32_t lkey);
+void rdmap_srq_revoke(struct rdmap_srq *srq, uint32_t lkey);
 bool rdmap_mem_release(struct rdmap_qp *qp, uint32_t stag,
 		       const uint8_t *base, uint64_t len);
 

@@ -7,6 +7,7 @@
 #ifndef IW_RDMAP_INTERNAL_H
 #define IW_RDMAP_INTERNAL_H
 
+#include "lib/copy.h"
 #include "rdmap/rdmap.h"
 
 enum swqe_state {
@@ -88,6 +89,20 @@ static inline struct rdmap_swqe *sq_at(struct rdmap_qp *qp, uint32_t i)
 static inline struct rdmap_rwqe *rq_at(struct rdmap_qp *qp, uint32_t i)
 {
 	return &qp->rq[i & qp->rq_mask];
+}
+
+/* Copies posted receive @from into @to, whose arrays are its own. */
+static inline void rwqe_copy(struct rdmap_rwqe *to,
+			     const struct rdmap_rwqe *from)
+{
+	size_t n = (size_t)from->iovcnt;
+
+	to->wr_id = from->wr_id;
+	to->len = from->len;
+	to->iovcnt = from->iovcnt;
+	to->revoked = from->revoked;
+	copy_small(to->iov, from->iov, n * sizeof(*from->iov));
+	copy_small(to->lkey, from->lkey, n * sizeof(*from->lkey));
 }
 
 static inline struct rdmap_ord_entry *ord_at(struct rdmap_qp *qp, uint32_t i)

@@ -152,29 +152,28 @@ static int check_model(struct rdmap_qp *qp)
 	return 0;
 }
 
-/* Takes the posted receive the next Send message lands in. */
-static void take_recv(struct rdmap_qp *qp)
+/*
+ * Takes the posted receive the next Send message lands in.  Returns 0, or
+ * -IW_ELOCAL_PROTECTION when a region it named has been deregistered
+ * since: a local fault, which ends the stream and completes the receive
+ * with a protection error (rdmap_recvs_revoke()).
+ */
+static int take_recv(struct rdmap_qp *qp)
 {
 	struct rdmap_rwqe *cur = &qp->cur_recv;
 
 	if (qp->attr.srq) {
 		qp->have_cur_recv = rdmap_srq_take(qp->attr.srq, cur);
-		return;
-	}
-	if (qp->rq_count == 0)
-		return;
-	{
-		struct rdmap_rwqe *r = rq_at(qp, qp->rq_tail);
-
-		cur->wr_id = r->wr_id;
-		cur->len = r->len;
-		cur->iovcnt = r->iovcnt;
-		copy_small(cur->iov, r->iov,
-			   (size_t)r->iovcnt * sizeof(*r->iov));
+	} else if (qp->rq_count) {
+		rwqe_copy(cur, rq_at(qp, qp->rq_tail));
 		qp->rq_tail++;
 		qp->rq_count--;
 		qp->have_cur_recv = true;
 	}
+	if (!qp->have_cur_recv || !cur->revoked)
+		return 0;
+	rdmap_fail_local(qp, -IW_ELOCAL_PROTECTION);
+	return -IW_ELOCAL_PROTECTION;
 }
 
 /* The current receive's octets [@off, @off + @len) are about to be written. */
@@ -270,8 +269,11 @@ static int segment_start(struct rdmap_qp *qp)
 			return -IW_ERDMAP_MALFORMED;
 		q = &qp->rxq[RDMAP_QN_SEND];
 		if (!q->open && h->mo == 0 && h->msn == q->msn &&
-		    !qp->have_cur_recv)
-			take_recv(qp);
+		    !qp->have_cur_recv) {
+			rc = take_recv(qp);
+			if (rc)
+				return rc;
+		}
 		return ddp_untagged_check(q, h, 0, qp->have_cur_recv,
 					  qp->cur_recv.len);
 	default: /* the Send family */
@@ -279,8 +281,11 @@ static int segment_start(struct rdmap_qp *qp)
 		if (s->rtr)
 			return ddp_untagged_check(q, h, 0, true, 0);
 		if (!q->open && h->mo == 0 && h->msn == q->msn &&
-		    !qp->have_cur_recv)
-			take_recv(qp);
+		    !qp->have_cur_recv) {
+			rc = take_recv(qp);
+			if (rc)
+				return rc;
+		}
 		rc = ddp_untagged_check(q, h, s->payload, qp->have_cur_recv,
 					qp->cur_recv.len);
 		s->untagged_dst = rc == 0 && s->payload > 0;

@@ -28,13 +28,18 @@ int rdmap_srq_init(struct rdmap_srq *srq, struct ddp_stag_table *stags,
 	srq->max_sge = max_sge;
 	srq->ring = calloc(len, sizeof(*srq->ring));
 	srq->iov_store = calloc((size_t)len * max_sge, sizeof(*srq->iov_store));
-	if (!srq->ring || !srq->iov_store) {
+	srq->lkey_store = calloc((size_t)len * max_sge,
+				 sizeof(*srq->lkey_store));
+	if (!srq->ring || !srq->iov_store || !srq->lkey_store) {
 		free(srq->ring);
 		free(srq->iov_store);
+		free(srq->lkey_store);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < len; i++)
+	for (uint32_t i = 0; i < len; i++) {
 		srq->ring[i].iov = srq->iov_store + (size_t)i * max_sge;
+		srq->ring[i].lkey = srq->lkey_store + (size_t)i * max_sge;
+	}
 	pthread_mutex_init(&srq->lock, NULL);
 	return 0;
 }
@@ -44,6 +49,7 @@ void rdmap_srq_fini(struct rdmap_srq *srq)
 	pthread_mutex_destroy(&srq->lock);
 	free(srq->ring);
 	free(srq->iov_store);
+	free(srq->lkey_store);
 	memset(srq, 0, sizeof(*srq));
 }
 
@@ -56,11 +62,12 @@ int rdmap_srq_post(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr)
 {
 	struct rdmap_rwqe r;
 	struct iovec iov[RDMAP_MAX_SGE];
+	uint32_t lkey[RDMAP_MAX_SGE];
 	int rc = 0;
 
 	if (wr->num_sge > srq->max_sge || (wr->num_sge && !wr->sge))
 		return -EINVAL;
-	r = (struct rdmap_rwqe){ .wr_id = wr->wr_id, .iov = iov };
+	r = (struct rdmap_rwqe){ .wr_id = wr->wr_id, .iov = iov, .lkey = lkey };
 	/* checked and queued at once: a deregistration sees both or neither */
 	pthread_mutex_lock(&srq->lock);
 	for (uint32_t i = 0; i < wr->num_sge; i++) {
@@ -75,6 +82,7 @@ int rdmap_srq_post(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr)
 			pthread_mutex_unlock(&srq->lock);
 			return -IW_ELOCAL_PROTECTION;
 		}
+		lkey[r.iovcnt] = wr->sge[i].lkey;
 		iov[r.iovcnt].iov_base = where;
 		iov[r.iovcnt++].iov_len = wr->sge[i].length;
 		r.len += wr->sge[i].length;
@@ -82,31 +90,21 @@ int rdmap_srq_post(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr)
 	if (srq->count == srq->depth) {
 		rc = -ENOMEM;
 	} else {
-		struct rdmap_rwqe *slot =
-			&srq->ring[(srq->head + srq->count++) & srq->mask];
-		struct iovec *store = slot->iov;
-
-		*slot = r;
-		slot->iov = store;
-		memcpy(store, iov, (size_t)r.iovcnt * sizeof(*iov));
+		rwqe_copy(&srq->ring[(srq->head + srq->count++) & srq->mask],
+			  &r);
 	}
 	pthread_mutex_unlock(&srq->lock);
 	return rc;
 }
 
-/* Moves the oldest posted receive into @out (its iov array is @out's own). */
+/* Moves the oldest posted receive into @out (its arrays are @out's own). */
 bool rdmap_srq_take(struct rdmap_srq *srq, struct rdmap_rwqe *out)
 {
 	bool got = false;
 
 	pthread_mutex_lock(&srq->lock);
 	if (srq->count) {
-		struct rdmap_rwqe *r = &srq->ring[srq->head & srq->mask];
-
-		out->wr_id = r->wr_id;
-		out->len = r->len;
-		out->iovcnt = r->iovcnt;
-		memcpy(out->iov, r->iov, (size_t)r->iovcnt * sizeof(*r->iov));
+		rwqe_copy(out, &srq->ring[srq->head & srq->mask]);
 		srq->head++;
 		srq->count--;
 		got = true;

@@ -658,47 +658,27 @@ START_TEST(destroyed_qp_gives_its_srq_slots_back)
 END_TEST
 
 /*
- * A region that posted work still names is not deregistered: -EBUSY, and
- * it stays usable; once that work has completed (or been flushed, or its
- * queue destroyed) it goes.  Receives on a connected QP, a Send on a QP
- * never connected, a receive on a shared receive queue.
+ * A region that a Send not yet sent still names is not deregistered:
+ * -EBUSY, and it stays usable; once that work has been flushed it goes.
  */
-START_TEST(region_named_by_posted_work_is_not_deregistered)
+START_TEST(region_a_send_still_names_is_not_deregistered)
 {
 	struct e2e_opts o;
 	struct e2e e;
-	struct iw_sge r, s;
+	struct iw_sge s;
 	struct iw_wc wc;
 	struct iw_cq *cq;
 	struct iw_qp *idle;
-	struct iw_srq *srq;
 	struct iw_qp_init_attr qa = { .cap = { 2, 2, 1, 1, 0 } };
-	struct iw_srq_init_attr sa = { .max_wr = 2, .max_sge = 1 };
 
 	e2e_opts_default(&o);
 	e2e_connect(&e, &o);
-	r = (struct iw_sge){ (uintptr_t)e.s.buf, 8, e.s.mr->lkey };
-	ck_assert_int_eq(iw_post_recv(e.s.qp,
-		&(struct iw_recv_wr){ 1, NULL, &r, 1 }, NULL), 0);
-	ck_assert_int_eq(iw_dereg_mr(e.s.mr), -EBUSY);
-	/* still registered: the receive it holds takes a Send */
-	memcpy(e.c.buf, "in place", 8);
-	s = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
-	ck_assert_int_eq(iw_post_send(e.c.qp, &(struct iw_send_wr){
-		.sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND }, NULL), 0);
-	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
-	ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
-	ck_assert_mem_eq(e.s.buf, "in place", 8);
-	ck_assert_int_eq(iw_dereg_mr(e.s.mr), 0);
-	e.s.mr = iw_reg_mr(e.s.pd, e.s.buf, 8, 0);
-	ck_assert_ptr_nonnull(e.s.mr);
-
-	/* a Send waiting on a QP that never connected */
 	cq = iw_create_cq(e.c.ctx, 4, NULL);
 	ck_assert_ptr_nonnull(cq);
 	qa.send_cq = qa.recv_cq = cq;
 	idle = iw_create_qp(e.c.pd, &qa);
 	ck_assert_ptr_nonnull(idle);
+	s = (struct iw_sge){ (uintptr_t)e.c.buf, 8, e.c.mr->lkey };
 	ck_assert_int_eq(iw_post_send(idle, &(struct iw_send_wr){
 		.wr_id = 2, .sg_list = &s, .num_sge = 1,
 		.opcode = IW_WR_SEND }, NULL), 0);
@@ -706,20 +686,124 @@ START_TEST(region_named_by_posted_work_is_not_deregistered)
 	ck_assert_int_eq(iw_qp_to_error(idle), 0);
 	e2e_poll(cq, &wc, 1, E2E_WAIT_MS);
 	ck_assert_int_eq(wc.status, IW_WC_WR_FLUSH_ERR);
-
-	/* a receive posted to a shared receive queue */
-	srq = iw_create_srq(e.c.pd, &sa);
-	ck_assert_ptr_nonnull(srq);
-	r = (struct iw_sge){ (uintptr_t)e.c.buf + 64, 8, e.c.mr->lkey };
-	ck_assert_int_eq(iw_post_srq_recv(srq,
-		&(struct iw_recv_wr){ 3, NULL, &r, 1 }, NULL), 0);
-	ck_assert_int_eq(iw_dereg_mr(e.c.mr), -EBUSY);
-	ck_assert_int_eq(iw_destroy_srq(srq), 0);
 	ck_assert_int_eq(iw_dereg_mr(e.c.mr), 0);
 	e.c.mr = iw_reg_mr(e.c.pd, e.c.buf, 8, 0);
 	ck_assert_ptr_nonnull(e.c.mr);
 	ck_assert_int_eq(iw_destroy_qp(idle), 0);
 	ck_assert_int_eq(iw_destroy_cq(cq), 0);
+	e2e_teardown(&e);
+}
+END_TEST
+
+/* Sends @len octets of @text from the client's buffer. */
+static void client_sends(struct e2e *e, const char *text, uint32_t len)
+{
+	struct iw_sge s = { (uintptr_t)e->c.buf, len, e->c.mr->lkey };
+
+	memcpy(e->c.buf, text, len);
+	ck_assert_int_eq(iw_post_send(e->c.qp, &(struct iw_send_wr){
+		.sg_list = &s, .num_sge = 1, .opcode = IW_WR_SEND }, NULL), 0);
+}
+
+/*
+ * Receives still posted do not keep a region registered, as on an RDMA
+ * adapter (libfabric's rxm deregisters its receive buffers before it
+ * destroys the shared receive queue that holds them): they let go of its
+ * memory.  A message that then comes to one completes it with a
+ * protection error and ends the connection, the memory untouched; one
+ * posted through another registration of the same memory is not
+ * concerned; a flush completes a queued one as ever; a shared receive
+ * queue goes with its receives.
+ */
+START_TEST(receives_let_go_of_a_deregistered_region)
+{
+	struct iw_srq_init_attr sa = { .max_wr = 2, .max_sge = 1 };
+	struct e2e_opts o;
+	struct e2e e;
+	struct iw_sge r;
+	struct iw_wc wc;
+	struct iw_mr *twin, *mr;
+	struct iw_srq *srq;
+	struct iw_cq *cq;
+	struct iw_qp *idle;
+	struct iw_qp_init_attr qa = { .cap = { 2, 2, 1, 1, 0 } };
+	struct iw_qp_attr qattr;
+	struct iw_cm_event *ev;
+
+	e2e_opts_default(&o);
+	e2e_connect(&e, &o);
+
+	/* the same memory through a second registration: not concerned */
+	twin = iw_reg_mr(e.s.pd, e.s.buf, 64, IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(twin);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 8, e.s.mr->lkey };
+	ck_assert_int_eq(iw_post_recv(e.s.qp,
+		&(struct iw_recv_wr){ 1, NULL, &r, 1 }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(twin), 0);
+	client_sends(&e, "in place", 8);
+	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_int_eq(wc.status, IW_WC_SUCCESS);
+	ck_assert_mem_eq(e.s.buf, "in place", 8);
+
+	/* through the region itself: the message fails the receive */
+	memcpy(e.s.buf, "unmoved!", 8);
+	ck_assert_int_eq(iw_post_recv(e.s.qp,
+		&(struct iw_recv_wr){ 2, NULL, &r, 1 }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(e.s.mr), 0);
+	client_sends(&e, "too late", 8);
+	e2e_poll(e.s.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc.wr_id, 2);
+	ck_assert_int_eq(wc.status, IW_WC_LOC_PROT_ERR);
+	ck_assert_mem_eq(e.s.buf, "unmoved!", 8);
+	ck_assert_int_eq(iw_poll_cq(e.s.cq, 1, &wc), 0); /* once */
+	ck_assert_int_eq(iw_query_qp(e.s.qp, &qattr), 0);
+	ck_assert_int_ne(qattr.state, IW_QPS_RTS);
+	ev = e2e_event(e.s.ch, E2E_WAIT_MS);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
+	ck_assert_int_eq(ev->status, -IW_ELOCAL_PROTECTION);
+	iw_ack_cm_event(ev);
+	/* the peer hears why: RDMAP (0), local catastrophic (0) */
+	ev = e2e_event(e.c.ch, E2E_WAIT_MS);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
+	ck_assert(ev->terminate.valid && ev->terminate.received);
+	ck_assert_uint_eq(ev->terminate.layer, 0);
+	ck_assert_uint_eq(ev->terminate.etype, 0);
+	iw_ack_cm_event(ev);
+
+	/* a queued receive of a QP never connected: flushed as ever */
+	mr = iw_reg_mr(e.s.pd, e.s.buf, 64, IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(mr);
+	cq = iw_create_cq(e.s.ctx, 4, NULL);
+	ck_assert_ptr_nonnull(cq);
+	qa.send_cq = qa.recv_cq = cq;
+	idle = iw_create_qp(e.s.pd, &qa);
+	ck_assert_ptr_nonnull(idle);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 8, mr->lkey };
+	ck_assert_int_eq(iw_post_recv(idle,
+		&(struct iw_recv_wr){ 3, NULL, &r, 1 }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(mr), 0);
+	ck_assert_int_eq(iw_qp_to_error(idle), 0);
+	e2e_poll(cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc.wr_id, 3);
+	ck_assert_int_eq(wc.status, IW_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(iw_poll_cq(cq, 1, &wc), 0);
+	ck_assert_int_eq(iw_destroy_qp(idle), 0);
+	ck_assert_int_eq(iw_destroy_cq(cq), 0);
+
+	/* a receive posted to a shared receive queue */
+	mr = iw_reg_mr(e.s.pd, e.s.buf, 64, IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(mr);
+	srq = iw_create_srq(e.s.pd, &sa);
+	ck_assert_ptr_nonnull(srq);
+	r = (struct iw_sge){ (uintptr_t)e.s.buf, 8, mr->lkey };
+	ck_assert_int_eq(iw_post_srq_recv(srq,
+		&(struct iw_recv_wr){ 4, NULL, &r, 1 }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(mr), 0);
+	ck_assert_int_eq(iw_destroy_srq(srq), 0);
+	e.s.mr = iw_reg_mr(e.s.pd, e.s.buf, 64, 0);
+	ck_assert_ptr_nonnull(e.s.mr);
 	e2e_teardown(&e);
 }
 END_TEST
@@ -940,7 +1024,8 @@ static Suite *queues_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("regions");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, region_named_by_posted_work_is_not_deregistered);
+	tcase_add_test(tc, region_a_send_still_names_is_not_deregistered);
+	tcase_add_test(tc, receives_let_go_of_a_deregistered_region);
 	tcase_add_test(tc, pd_in_use_is_not_deallocated);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("posting");

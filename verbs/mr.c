@@ -157,19 +157,17 @@ struct iw_mr *iw_reg_mr_iova(struct iw_pd *pd, void *addr, size_t length,
 
 /*
  * With the PD's lock held and the region closing (no new work can name
- * it): whether work of the PD not done yet uses the memory.  A QP's lock
- * is held while work is checked and queued, so taking each in turn sees
- * every post that got past the check before the region closed.  SRQs
- * come first: a receive only ever moves from an SRQ to a QP.
+ * it): whether a send queue of the PD has work not done yet that uses the
+ * memory.  A QP's lock is held while work is checked and queued, so
+ * taking each in turn sees every post that got past the check before the
+ * region closed.
  */
-static bool region_posted(struct iw_pd *pd, const uint8_t *base, uint64_t len)
+static bool region_sending(struct iw_pd *pd, const uint8_t *base,
+			   uint64_t len)
 {
-	for (struct iw_srq *srq = pd->srqs; srq; srq = srq->pd_next)
-		if (rdmap_srq_mem_posted(&srq->srq, base, len))
-			return true;
 	for (struct iw_qp *qp = pd->qps; qp; qp = qp->pd_next) {
 		pthread_mutex_t *l = qp_lock(qp);
-		bool used = rdmap_mem_posted(&qp->engine, base, len);
+		bool used = rdmap_mem_sending(&qp->engine, base, len);
 
 		pthread_mutex_unlock(l);
 		if (used)
@@ -179,19 +177,27 @@ static bool region_posted(struct iw_pd *pd, const uint8_t *base, uint64_t len)
 }
 
 /*
- * With the PD's lock held, once the STag is invalid: every connection
- * of the PD lets go of the region; one that was still moving a peer's
- * data in or out of it ends (see rdmap_mem_release()).
+ * With the PD's lock held, once the STag is invalid: the receives posted
+ * through it let go of its memory (rdmap_recvs_revoke()), and every
+ * connection of the PD lets go of the region; one that was still moving
+ * a peer's data in or out of it ends (see rdmap_mem_release()).  SRQs
+ * come first: a receive only ever moves from an SRQ to a QP.
  */
 static void region_release(struct iw_pd *pd, uint32_t stag,
 			   const uint8_t *base, uint64_t len)
 {
+	for (struct iw_srq *srq = pd->srqs; srq; srq = srq->pd_next)
+		rdmap_srq_revoke(&srq->srq, stag);
 	for (struct iw_qp *qp = pd->qps; qp; qp = qp->pd_next) {
 		pthread_mutex_t *l = qp_lock(qp);
+		bool landing = rdmap_recvs_revoke(&qp->engine, stag);
+		bool accessed = rdmap_mem_release(&qp->engine, stag, base, len);
 
-		if (rdmap_mem_release(&qp->engine, stag, base, len) &&
-		    qp->id) {
-			iw_log_id(qp->id, "deregistered under the peer's access");
+		if (qp->id && (landing || accessed)) {
+			iw_log_id(qp->id, accessed
+					  ? "deregistered under the peer's access"
+					  : "deregistered under the receive a "
+					    "message was landing in");
 			conn_kick(qp->id);
 		}
 		pthread_mutex_unlock(l);
@@ -200,15 +206,18 @@ static void region_release(struct iw_pd *pd, uint32_t stag,
 
 /*
  * Deregisters a region; once it returns, the library does not touch the
- * region's memory again.  Work posted on the PD that still uses the memory
- * makes it fail with -EBUSY and change nothing for the peer: that work is
- * the application's to finish or flush first (work posted naming the
- * region while the call runs is refused, as with any lkey being
- * deregistered).  Otherwise the STag is invalidated, so that no new access
- * through it starts, and the peer's accesses already under way (an RDMA
- * Write being placed, an RDMA Read Response being sent) end their
- * connections with the error an invalid STag gets, as a deregistration
- * under an RDMA adapter's feet does.
+ * region's memory again.  A Send, RDMA Write or RDMA Read not yet done
+ * that uses the memory makes it fail with -EBUSY and change nothing for
+ * the peer: that work is the application's to finish or flush first (work
+ * posted naming the region while the call runs is refused, as with any
+ * lkey being deregistered).  Otherwise the STag is invalidated, so that no
+ * new access through it starts; receives posted through it no longer
+ * name its memory (a message that comes to one fails it, a flush
+ * completes it as ever), and the peer's accesses already under way (an
+ * RDMA Write being placed, an RDMA Read Response being sent, a message
+ * landing in such a receive) end their connections with the error an
+ * invalid STag gets, as a deregistration under an RDMA adapter's feet
+ * does.
  */
 int iw_dereg_mr(struct iw_mr *mr)
 {
@@ -226,7 +235,7 @@ int iw_dereg_mr(struct iw_mr *mr)
 	len = mr->length;
 	ddp_mr_set_closing(stags, mr->lkey, true);
 	pthread_mutex_lock(&pd->lock);
-	if (len && region_posted(pd, base, len)) {
+	if (len && region_sending(pd, base, len)) {
 		pthread_mutex_unlock(&pd->lock);
 		ddp_mr_set_closing(stags, mr->lkey, false);
 		return -EBUSY;

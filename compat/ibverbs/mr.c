@@ -174,8 +174,8 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 }
 
 /*
- * Work still posted with the region (-EBUSY from libiwarp) keeps it, as
- * a kernel keeps a region a QP still uses.
+ * A send queue's work still using the region (-EBUSY from libiwarp) keeps
+ * it; receives posted through it let go of its memory (iw_reg_mr(3)).
  */
 int ibv_dereg_mr(struct ibv_mr *mr)
 {
