@@ -4,7 +4,8 @@
 # ofi_rxm, for FI_EP_RDM, and fi_pingpong must move every size with its
 # data checked (-c) over both.  libfabric skips loopback interfaces, so
 # the two ends run in two network namespaces made here, joined by a veth
-# pair (FI_VERBS_IFACE names it), as real_link.sh does.  RDM runs once
+# pair (FI_VERBS_IFACE names it), as real_link.sh does, over IPv4 and
+# IPv6.  RDM runs once
 # more with tagged messages and ofi_rxm's shared receive queue
 # (FI_OFI_RXM_USE_SRX=1), as MPI libraries may set it; rxm then
 # deregisters its receive buffers while they are still posted to that
@@ -53,7 +54,7 @@ pingpong() {
 	pids=$server
 	wait_tcp "$port" 0A "$ns_a" "fi_pingpong's server does not listen" \
 		"$work/server"
-	run_b fi_pingpong -p "$_p" -e "$_e" "$@" -S all -c -P "$port" "$addr_a" \
+	run_b fi_pingpong -p "$_p" -e "$_e" "$@" -S all -c -P "$port" "$server_addr" \
 		>"$work/client" 2>&1 ||
 		fail "fi_pingpong -p '$_p' -e $_e $*: client: $(tail -n 5 "$work/client") / server: $(tail -n 5 "$work/server")"
 	wait "$server" ||
@@ -70,8 +71,16 @@ pingpong() {
 	echo "fi_pingpong -p '$_p' -e $_e $* -S all -c: $(grep -Ec '^[0-9.]+[kmg]? +10 +=10 ' "$work/client") sizes"
 }
 
+server_addr=$addr_a
 pingpong verbs msg
 pingpong 'verbs;ofi_rxm' rdm
+# over IPv6: the provider lists the interface's IPv6 addresses too
+in_a ip addr add fd00:1ce::1/64 dev "$if_a" nodad
+in_b ip addr add fd00:1ce::2/64 dev "$if_b" nodad
+server_addr=fd00:1ce::1
+pingpong verbs msg -6
+pingpong 'verbs;ofi_rxm' rdm -6
+server_addr=$addr_a
 # tagged messages, and ofi_rxm's receives from one shared receive queue
 FI_OFI_RXM_USE_SRX=1
 export FI_OFI_RXM_USE_SRX
