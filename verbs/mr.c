@@ -213,11 +213,11 @@ static void region_release(struct iw_pd *pd, uint32_t stag,
  * lkey being deregistered).  Otherwise the STag is invalidated, so that no
  * new access through it starts; receives posted through it no longer
  * name its memory (a message that comes to one fails it, a flush
- * completes it as ever), and the peer's accesses already under way (an
- * RDMA Write being placed, an RDMA Read Response being sent, a message
- * landing in such a receive) end their connections with the error an
- * invalid STag gets, as a deregistration under an RDMA adapter's feet
- * does.
+ * completes it as ever); and what is under way ends its connection, as a
+ * deregistration under an RDMA adapter's feet does: a peer's RDMA Write
+ * being placed or RDMA Read Response being sent with the error an invalid
+ * STag gets, a message landing in such a receive with a local protection
+ * error.
  */
 int iw_dereg_mr(struct iw_mr *mr)
 {
