@@ -2,15 +2,15 @@
 # Debian's libfabric (libfabric-bin) over libiwarp, under iwarp-run: its
 # verbs provider must find the device, for FI_EP_MSG and, through
 # ofi_rxm, for FI_EP_RDM, and fi_pingpong must move every size with its
-# data checked (-c) over both.  libfabric skips loopback interfaces, so
-# the two ends run in two network namespaces made here, joined by a veth
-# pair (FI_VERBS_IFACE names it), as real_link.sh does, over IPv4 and
-# IPv6.  RDM runs once
-# more with tagged messages and ofi_rxm's shared receive queue
+# data checked (-c) over both, and say no error on its way out.
+# libfabric skips loopback interfaces, so the two ends run in two network
+# namespaces made here, joined by a veth pair (FI_VERBS_IFACE names it),
+# as real_link.sh does, over IPv4 and IPv6.  RDM runs once more with
+# tagged messages and ofi_rxm's shared receive queue
 # (FI_OFI_RXM_USE_SRX=1), as MPI libraries may set it; rxm then
 # deregisters its receive buffers while they are still posted to that
-# queue, and closes its domain after.  Without root or
-# without libfabric-bin the test says SKIP (77).
+# queue, and closes its domain after.  Without root or without
+# libfabric-bin the test says SKIP (77).
 set -eu
 
 . "$top_srcdir/test/testlib.sh"
