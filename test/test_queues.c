@@ -658,6 +658,65 @@ START_TEST(destroyed_qp_gives_its_srq_slots_back)
 END_TEST
 
 /*
+ * A receive waiting in a shared receive queue lets go of a region
+ * deregistered under it too: the message that takes it completes it with
+ * a protection error, the memory untouched, and the peer hears why.
+ */
+START_TEST(srq_receive_lets_go_of_a_deregistered_region)
+{
+	struct srq_server sv;
+	struct e2e_opts o;
+	struct e2e_side c;
+	struct iw_sge r;
+	struct iw_wc wc;
+	struct iw_mr *mr;
+	struct iw_cm_event *ev;
+
+	srq_server_open(&sv);
+	memcpy(sv.buf, "unmoved!", 8);
+	mr = iw_reg_mr(sv.pd, sv.buf, 8, IW_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(mr);
+	r = (struct iw_sge){ (uintptr_t)sv.buf, 8, mr->lkey };
+	ck_assert_int_eq(iw_post_srq_recv(sv.srq,
+		&(struct iw_recv_wr){ 5, NULL, &r, 1 }, NULL), 0);
+	ck_assert_int_eq(iw_dereg_mr(mr), 0);
+
+	e2e_opts_default(&o);
+	e2e_side_open(&c, &o);
+	c.id = iw_create_id(c.ch, NULL);
+	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", sv.port, c.qp,
+				    &o.cparam),
+			 0);
+	srq_server_accept(&sv, 0);
+	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	memcpy(c.buf, "too late", 8);
+	r = (struct iw_sge){ (uintptr_t)c.buf, 8, c.mr->lkey };
+	ck_assert_int_eq(iw_post_send(c.qp, &(struct iw_send_wr){
+		.sg_list = &r, .num_sge = 1, .opcode = IW_WR_SEND }, NULL), 0);
+	e2e_poll(sv.cq, &wc, 1, E2E_WAIT_MS);
+	ck_assert_uint_eq(wc.wr_id, 5);
+	ck_assert_ptr_eq(wc.qp, sv.qp[0]);
+	ck_assert_int_eq(wc.status, IW_WC_LOC_PROT_ERR);
+	ck_assert_mem_eq(sv.buf, "unmoved!", 8);
+	ck_assert_int_eq(iw_poll_cq(sv.cq, 1, &wc), 0); /* once */
+	/* RDMAP (0), local catastrophic (0) */
+	ev = e2e_event(c.ch, E2E_WAIT_MS);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
+	ck_assert(ev->terminate.valid && ev->terminate.received);
+	ck_assert_uint_eq(ev->terminate.layer, 0);
+	ck_assert_uint_eq(ev->terminate.etype, 0);
+	iw_ack_cm_event(ev);
+
+	ck_assert_int_eq(iw_destroy_id(c.id), 0);
+	c.id = NULL;
+	e2e_side_close(&c);
+	ck_assert_int_eq(iw_destroy_id(sv.id[0]), 0);
+	srq_server_close(&sv);
+}
+END_TEST
+
+/*
  * A region that a Send not yet sent still names is not deregistered:
  * -EBUSY, and it stays usable; once that work has been flushed it goes.
  */
@@ -1026,6 +1085,7 @@ static Suite *queues_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, region_a_send_still_names_is_not_deregistered);
 	tcase_add_test(tc, receives_let_go_of_a_deregistered_region);
+	tcase_add_test(tc, srq_receive_lets_go_of_a_deregistered_region);
 	tcase_add_test(tc, pd_in_use_is_not_deallocated);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("posting");

@@ -1746,6 +1746,72 @@ START_TEST(a_message_that_cannot_be_framed_ends_the_stream_with_a_local_terminat
 END_TEST
 
 /*
+ * The region of the receive a Send is landing in is deregistered between
+ * two of its segments (libfabric's rxm does so at teardown): the stream
+ * ends at once with RDMAP's local catastrophic Terminate, that receive
+ * completes with a local protection error and the others queued through
+ * the region are flushed, each once, and nothing more of the message
+ * lands.
+ */
+START_TEST(deregistering_under_a_landing_send_is_local_catastrophic)
+{
+	struct arena *a = arena_new(NULL, 0);
+	struct pair_side *v = &a->p.s[1];
+	struct region *r = &a->reg[V_RECV];
+	struct expect e = { -IW_ELOCAL_PROTECTION, true, 0, 0, 0x00, false,
+			    false, NULL, 0, V_RECV };
+	struct forge *f = malloc(sizeof(*f));
+	uint8_t first[64], last[64];
+	size_t n1 = u_hdr(first, U_MID, RD(RDMAP_OP_SEND), 0, 0, 1, 0);
+	size_t n2 = u_hdr(last, U_LAST, RD(RDMAP_OP_SEND), 0, 0, 1, 16);
+	uint32_t failed = 0;
+	size_t at;
+
+	ck_assert_ptr_nonnull(f);
+	n1 += fill(first + n1, 16, 0x20);
+	n2 += fill(last + n2, 16, 0x30);
+	arena_arm(a);
+	forge_begin(f, a);
+	forge_fpdu(f, first, n1);
+	ck_assert_int_eq(pair_inject(&a->p, 1, f->w, f->len), 0);
+	ck_assert_mem_eq(r->buf, first + 18, 16); /* landing in 0x100 */
+
+	ck_assert(rdmap_recvs_revoke(&v->qp, r->stag));
+	ck_assert_int_eq(v->qp.err, e.err);
+	ck_assert_uint_eq(v->qp.state, RDMAP_QP_TERMINATING);
+	ck_assert_uint_eq(count_events(v, a->ev_mark[1], RDMAP_EV_ERROR), 1);
+	ck_assert_uint_eq(v->n_cqe - a->cqe_mark[1], (uint32_t)a->n_open);
+	for (uint32_t k = a->cqe_mark[1]; k < v->n_cqe; k++) {
+		const struct rdmap_cqe *c = &v->cqe[k];
+
+		ck_assert_int_eq(c->err, e.err);
+		if (c->wr_id == 0x100) {
+			ck_assert_uint_eq(c->status, RDMAP_WC_LOC_PROT_ERR);
+			ck_assert(c->recv);
+			failed++;
+		} else {
+			ck_assert_uint_eq(c->status, RDMAP_WC_WR_FLUSH_ERR);
+		}
+	}
+	ck_assert_uint_eq(failed, 1);
+
+	/* the message's last segment is refused and lands nowhere */
+	at = forge_fpdu(f, last, n2);
+	ck_assert_int_eq(rdmap_rx_feed(&v->qp, f->w + at, f->len - at), e.err);
+	ck_assert_mem_eq(r->buf + 16, r->snap + 16, r->len - 16);
+	ck_assert_uint_eq(v->n_cqe - a->cqe_mark[1], (uint32_t)a->n_open);
+
+	pump_victim(a);
+	assert_terminate_wire(a, &e);
+	assert_attacker_reads_it(a, &e);
+	assert_posting_flushes(a, e.err);
+	assert_memory(a, V_RECV);
+	free(f);
+	arena_free(a);
+}
+END_TEST
+
+/*
  * RFC 5044 7.1.2 has the responder wait for the initiator's first FPDU,
  * but Linux siw's does not: an initiator takes what comes early.
  */
@@ -2081,6 +2147,7 @@ static Suite *rdmap_errors_suite(void)
 	tcase_add_test(tc, read_with_ord_0_is_refused_at_posting_and_nothing_is_queued);
 	tcase_add_test(tc, read_queued_before_a_start_with_ord_0_terminates_the_stream);
 	tcase_add_test(tc, a_message_that_cannot_be_framed_ends_the_stream_with_a_local_terminate);
+	tcase_add_test(tc, deregistering_under_a_landing_send_is_local_catastrophic);
 	tcase_add_test(tc, qps_of_one_pd_share_its_registrations_and_nothing_else);
 	tcase_add_test(tc, responder_speaking_before_our_first_fpdu_is_taken);
 	tcase_add_test(tc, receive_naming_an_lkey_that_does_not_cover_it_is_refused);
