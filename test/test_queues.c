@@ -511,6 +511,19 @@ static void srq_server_accept(struct srq_server *sv, int i)
 	e2e_expect(sv->ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
 }
 
+/* Opens client @c and connects it to the server's QP @i. */
+static void srq_client_connect(struct srq_server *sv, struct e2e_side *c,
+			       const struct e2e_opts *o, int i)
+{
+	e2e_side_open(c, o);
+	c->id = iw_create_id(c->ch, NULL);
+	ck_assert_int_eq(iw_connect(c->id, "127.0.0.1", sv->port, c->qp,
+				    &o->cparam),
+			 0);
+	srq_server_accept(sv, i);
+	e2e_expect(c->ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+}
+
 START_TEST(srq_feeds_several_qps_and_gives_slots_back_when_polled)
 {
 	struct srq_server sv;
@@ -539,13 +552,7 @@ START_TEST(srq_feeds_several_qps_and_gives_slots_back_when_polled)
 	for (int i = 0; i < N_QPS; i++) {
 		struct iw_sge s;
 
-		e2e_side_open(&c[i], &o);
-		c[i].id = iw_create_id(c[i].ch, NULL);
-		ck_assert_int_eq(iw_connect(c[i].id, "127.0.0.1", sv.port,
-					    c[i].qp, &o.cparam),
-				 0);
-		srq_server_accept(&sv, i);
-		e2e_expect(c[i].ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+		srq_client_connect(&sv, &c[i], &o, i);
 		e2e_fill(c[i].buf, 32, (uint32_t)i + 1);
 		s = (struct iw_sge){ (uintptr_t)c[i].buf, 32, c[i].mr->lkey };
 		ck_assert_int_eq(iw_post_send(c[i].qp, &(struct iw_send_wr){
@@ -603,13 +610,7 @@ START_TEST(destroyed_qp_gives_its_srq_slots_back)
 	for (int k = 0; k < SRQ_WR; k++)
 		srq_post(&sv, (uint64_t)k, k, 0);
 	e2e_opts_default(&o);
-	e2e_side_open(&c, &o);
-	c.id = iw_create_id(c.ch, NULL);
-	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", sv.port, c.qp,
-				    &o.cparam),
-			 0);
-	srq_server_accept(&sv, 0);
-	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	srq_client_connect(&sv, &c, &o, 0);
 	e2e_fill(c.buf, 8, 7);
 	s = (struct iw_sge){ (uintptr_t)c.buf, 8, c.mr->lkey };
 	ck_assert_int_eq(iw_req_notify_cq(sv.cq, 0), 0);
@@ -658,6 +659,22 @@ START_TEST(destroyed_qp_gives_its_srq_slots_back)
 END_TEST
 
 /*
+ * The peer on @ch hears why its connection ended: RDMAP's (layer 0)
+ * Terminate for a local catastrophic error (type 0).
+ */
+static void hears_local_catastrophic(struct iw_cm_channel *ch)
+{
+	struct iw_cm_event *ev = e2e_event(ch, E2E_WAIT_MS);
+
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
+	ck_assert(ev->terminate.valid && ev->terminate.received);
+	ck_assert_uint_eq(ev->terminate.layer, 0);
+	ck_assert_uint_eq(ev->terminate.etype, 0);
+	iw_ack_cm_event(ev);
+}
+
+/*
  * A receive waiting in a shared receive queue lets go of a region
  * deregistered under it too: the message that takes it completes it with
  * a protection error, the memory untouched, and the peer hears why.
@@ -670,7 +687,6 @@ START_TEST(srq_receive_lets_go_of_a_deregistered_region)
 	struct iw_sge r;
 	struct iw_wc wc;
 	struct iw_mr *mr;
-	struct iw_cm_event *ev;
 
 	srq_server_open(&sv);
 	memcpy(sv.buf, "unmoved!", 8);
@@ -682,13 +698,7 @@ START_TEST(srq_receive_lets_go_of_a_deregistered_region)
 	ck_assert_int_eq(iw_dereg_mr(mr), 0);
 
 	e2e_opts_default(&o);
-	e2e_side_open(&c, &o);
-	c.id = iw_create_id(c.ch, NULL);
-	ck_assert_int_eq(iw_connect(c.id, "127.0.0.1", sv.port, c.qp,
-				    &o.cparam),
-			 0);
-	srq_server_accept(&sv, 0);
-	e2e_expect(c.ch, IW_CM_EVENT_ESTABLISHED, E2E_WAIT_MS);
+	srq_client_connect(&sv, &c, &o, 0);
 	memcpy(c.buf, "too late", 8);
 	r = (struct iw_sge){ (uintptr_t)c.buf, 8, c.mr->lkey };
 	ck_assert_int_eq(iw_post_send(c.qp, &(struct iw_send_wr){
@@ -699,14 +709,7 @@ START_TEST(srq_receive_lets_go_of_a_deregistered_region)
 	ck_assert_int_eq(wc.status, IW_WC_LOC_PROT_ERR);
 	ck_assert_mem_eq(sv.buf, "unmoved!", 8);
 	ck_assert_int_eq(iw_poll_cq(sv.cq, 1, &wc), 0); /* once */
-	/* RDMAP (0), local catastrophic (0) */
-	ev = e2e_event(c.ch, E2E_WAIT_MS);
-	ck_assert_ptr_nonnull(ev);
-	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
-	ck_assert(ev->terminate.valid && ev->terminate.received);
-	ck_assert_uint_eq(ev->terminate.layer, 0);
-	ck_assert_uint_eq(ev->terminate.etype, 0);
-	iw_ack_cm_event(ev);
+	hears_local_catastrophic(c.ch);
 
 	ck_assert_int_eq(iw_destroy_id(c.id), 0);
 	c.id = NULL;
@@ -822,14 +825,7 @@ START_TEST(receives_let_go_of_a_deregistered_region)
 	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
 	ck_assert_int_eq(ev->status, -IW_ELOCAL_PROTECTION);
 	iw_ack_cm_event(ev);
-	/* the peer hears why: RDMAP (0), local catastrophic (0) */
-	ev = e2e_event(e.c.ch, E2E_WAIT_MS);
-	ck_assert_ptr_nonnull(ev);
-	ck_assert_int_eq(ev->event, IW_CM_EVENT_ERROR);
-	ck_assert(ev->terminate.valid && ev->terminate.received);
-	ck_assert_uint_eq(ev->terminate.layer, 0);
-	ck_assert_uint_eq(ev->terminate.etype, 0);
-	iw_ack_cm_event(ev);
+	hears_local_catastrophic(e.c.ch);
 
 	/* a queued receive of a QP never connected: flushed as ever */
 	mr = iw_reg_mr(e.s.pd, e.s.buf, 64, IW_ACCESS_LOCAL_WRITE);
